@@ -1,0 +1,32 @@
+# The two set-up commands: `make demo` and `make test`. Each creates .venv when needed.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo test lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(PY) examples/train_mlp.py
+
+test: $(VENV)/.installed
+	$(PY) -m ruff check pullback tests bench examples
+	$(PY) -m pytest -q -n 2
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check pullback tests bench examples
+
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

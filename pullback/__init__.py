@@ -1,0 +1,28 @@
+"""pullback: reverse-mode automatic differentiation for plain NumPy code."""
+
+from . import rules  # noqa: F401  (registers the derivative rules)
+from .api import grad, value_and_grad, vjp
+from .core import (
+    LossError,
+    NestedDifferentiationError,
+    NoRuleError,
+    Tracked,
+    elementwise,
+    no_grad,
+    nondifferentiable,
+    primitive,
+    rrule,
+)
+from .testing import check_grads
+from .tracker import Grads, Param, Params, gradient, param, update
+from .tree import tree_flatten, tree_map, tree_unflatten
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "vjp",
+    "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
+    "rrule", "primitive", "elementwise", "nondifferentiable",
+    "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
+    "tree_flatten", "tree_unflatten", "tree_map",
+]

@@ -1,0 +1,991 @@
+"""The engine: tracked values, nesting levels, dispatch of NumPy calls, the backward pass.
+
+A ``Tracked`` value is both a value and a node of the recorded graph. Every gradient
+computation runs at its own *level* (an integer, larger for inner computations); a value
+tracked at level ``k`` holds in ``.value`` whatever the level below saw, which may itself
+be tracked at a lower level. When a NumPy function meets tracked arguments, the highest
+live level among them records one node; the rule then runs on the values one level down,
+so the lower levels record the rule's own computation (that is how derivatives nest).
+
+The state of a backward pass (cotangents, the order of visits) lives in the pass, never
+on the nodes, so a pass that raises halfway leaves the graph as it was.
+"""
+
+import heapq
+import itertools
+import threading
+
+import numpy as np
+
+__all__ = [
+    "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
+    "rrule", "primitive", "nondifferentiable", "elementwise", "no_grad",
+]
+
+
+class NoRuleError(NotImplementedError):
+    """A function met a tracked value and no derivative rule is registered for it."""
+
+
+class LossError(ValueError):
+    """A loss is NaN or infinite (Tracker's losscheck)."""
+
+
+class NestedDifferentiationError(RuntimeError):
+    """A rule marked ``nobacksies`` was differentiated a second time."""
+
+
+# ---------------------------------------------------------------------------- levels
+
+_level_ids = itertools.count(1)
+_seq = itertools.count()
+# Levels whose computation is still running, with their kind. Level 0 is the Tracker
+# level of ``param`` values made outside any transform: it never ends.
+_live = {0: "tracker"}
+
+
+class _ThreadState(threading.local):
+    no_grad = 0
+
+    def __init__(self):
+        self.frames = []
+
+
+_state = _ThreadState()
+
+
+class Frame:
+    """One gradient computation: a fresh level, live while the ``with`` block runs."""
+
+    __slots__ = ("level", "tracker_level")
+
+    def __enter__(self):
+        self.level = next(_level_ids)
+        self.tracker_level = None
+        _live[self.level] = "functional"
+        _state.frames.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _state.frames.remove(self)
+        _live.pop(self.level, None)
+        if self.tracker_level is not None:
+            _live.pop(self.tracker_level, None)
+        return False
+
+
+def tracker_level():
+    """The level of a ``param`` made now: 0 at top level, else one owned by the innermost
+    transform, so that its graph is a separate computation inside that transform."""
+    frames = _state.frames
+    if not frames:
+        return 0
+    frame = frames[-1]
+    if frame.tracker_level is None:
+        frame.tracker_level = next(_level_ids)
+        _live[frame.tracker_level] = "tracker"
+    return frame.tracker_level
+
+
+def strip(x, level):
+    """``x`` with every box of level >= ``level``, of a finished level, or of the top-level
+    Tracker level removed: what a transform running at ``level`` hands back to its caller."""
+    while isinstance(x, Tracked) and (x.level >= level or x.level == 0 or x.level not in _live):
+        x = x.value
+    return x
+
+
+def plain(x):
+    """The plain value under every box."""
+    while isinstance(x, Tracked):
+        x = x.value
+    return x
+
+
+class no_grad:
+    """Record nothing inside: every result is a plain value (per thread).
+
+    >>> with pb.no_grad():
+    ...     y = np.sin(w)          # y is a plain ndarray even if w is tracked
+    """
+
+    def __enter__(self):
+        _state.no_grad += 1
+        return self
+
+    def __exit__(self, *exc):
+        _state.no_grad -= 1
+        return False
+
+    def __call__(self, fn):
+        def no_grad_wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        no_grad_wrapper.__name__ = getattr(fn, "__name__", "no_grad_wrapper")
+        no_grad_wrapper.__doc__ = getattr(fn, "__doc__", None)
+        return no_grad_wrapper
+
+
+# ---------------------------------------------------------------------------- tracked values
+
+FREED = object()  # the rule of a node whose graph a backward pass has released
+
+
+class Tracked:
+    """A value recorded by a gradient computation; NumPy functions accept it as an array.
+
+    ``value`` is the plain value (or, under nested derivatives, a value tracked one level
+    down). Tracked values are immutable; operations make new ones.
+    """
+
+    __slots__ = ("value", "level", "seq", "args", "rule")
+    __array_priority__ = 1000.0
+    __hash__ = object.__hash__
+
+    def __init__(self, value, level, args=None, rule=None):
+        self.value = value
+        self.level = level
+        self.seq = next(_seq)
+        self.args = args
+        self.rule = rule
+
+    # -- NumPy's dispatch protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__":
+            if kwargs:
+                kwargs = _ufunc_kwargs(ufunc, inputs, kwargs)
+            return apply(ufunc, inputs, kwargs)
+        return _ufunc_method(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return apply(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "pullback: a tracked value cannot become a plain NumPy array here "
+            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
+            "np.asarray/np.array on it, or storing it into a plain array (a[i] = x), loses "
+            "the derivative. Build arrays from tracked parts with np.stack or "
+            "np.concatenate, or take x.value to leave the graph on purpose."
+        )
+
+    # -- array attributes
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
+    dtype = property(lambda self: self.value.dtype)
+    size = property(lambda self: self.value.size)
+    T = property(lambda self: np.transpose(self))
+    mT = property(lambda self: np.swapaxes(self, -1, -2))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("pullback: iteration over a 0-d tracked value")
+        return (self[i] for i in range(len(self.value)))
+
+    def __bool__(self):
+        return bool(plain(self))
+
+    def __float__(self):
+        return float(plain(self))
+
+    def __int__(self):
+        return int(plain(self))
+
+    def __complex__(self):
+        return complex(plain(self))
+
+    def item(self, *args):
+        """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
+        return plain(self).item(*args)
+
+    def tolist(self):
+        """The plain nested list (leaves the graph)."""
+        return np.asarray(plain(self)).tolist()
+
+    def __repr__(self):
+        return f"Tracked({plain(self)!r}, level={self.level})"
+
+    def __getitem__(self, index):
+        return apply(getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "pullback: tracked values are immutable, so x[index] = v is not recorded. "
+            "Write the update functionally: np.where(mask, v, x) for a mask, "
+            "np.concatenate/np.stack to assemble pieces, or pb.scatter-free forms such as "
+            "x + np.pad(...)."
+        )
+
+    # -- methods people call on arrays
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def std(self, *args, **kwargs):
+        return np.std(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        return np.var(self, *args, **kwargs)
+
+    def cumsum(self, *args, **kwargs):
+        return np.cumsum(self, *args, **kwargs)
+
+    def cumprod(self, *args, **kwargs):
+        return np.cumprod(self, *args, **kwargs)
+
+    def argmax(self, *args, **kwargs):
+        return np.argmax(plain(self), *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return np.argmin(plain(self), *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return np.argsort(plain(self), *args, **kwargs)
+
+    def nonzero(self):
+        return np.nonzero(plain(self))
+
+    def any(self, *args, **kwargs):
+        return np.any(plain(self), *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return np.all(plain(self), *args, **kwargs)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return np.reshape(self, shape, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def dot(self, b):
+        return np.dot(self, b)
+
+    def astype(self, dtype, **kwargs):
+        return apply(astype, (self, dtype), {})
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    def copy(self, order="K"):
+        return np.copy(self, order=order)
+
+    def clip(self, min=None, max=None, **kwargs):
+        return np.clip(self, min, max, **kwargs)
+
+    def conj(self):
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def trace(self, *args, **kwargs):
+        return np.trace(self, *args, **kwargs)
+
+    def diagonal(self, *args, **kwargs):
+        return np.diagonal(self, *args, **kwargs)
+
+    # -- operators (reflected forms swap; in-place forms make new values)
+    def __add__(self, other):
+        return apply(np.add, (self, other), {})
+
+    def __radd__(self, other):
+        return apply(np.add, (other, self), {})
+
+    def __sub__(self, other):
+        return apply(np.subtract, (self, other), {})
+
+    def __rsub__(self, other):
+        return apply(np.subtract, (other, self), {})
+
+    def __mul__(self, other):
+        return apply(np.multiply, (self, other), {})
+
+    def __rmul__(self, other):
+        return apply(np.multiply, (other, self), {})
+
+    def __truediv__(self, other):
+        return apply(np.true_divide, (self, other), {})
+
+    def __rtruediv__(self, other):
+        return apply(np.true_divide, (other, self), {})
+
+    def __floordiv__(self, other):
+        return apply(np.floor_divide, (self, other), {})
+
+    def __rfloordiv__(self, other):
+        return apply(np.floor_divide, (other, self), {})
+
+    def __mod__(self, other):
+        return apply(np.remainder, (self, other), {})
+
+    def __rmod__(self, other):
+        return apply(np.remainder, (other, self), {})
+
+    def __pow__(self, other):
+        return apply(np.power, (self, other), {})
+
+    def __rpow__(self, other):
+        return apply(np.power, (other, self), {})
+
+    def __matmul__(self, other):
+        return apply(np.matmul, (self, other), {})
+
+    def __rmatmul__(self, other):
+        return apply(np.matmul, (other, self), {})
+
+    __iadd__ = __add__
+    __isub__ = __sub__
+    __imul__ = __mul__
+    __itruediv__ = __truediv__
+    __ifloordiv__ = __floordiv__
+    __imod__ = __mod__
+    __ipow__ = __pow__
+    __imatmul__ = __matmul__
+
+    def __neg__(self):
+        return apply(np.negative, (self,), {})
+
+    def __pos__(self):
+        return apply(np.positive, (self,), {})
+
+    def __abs__(self):
+        return apply(np.absolute, (self,), {})
+
+    def __lt__(self, other):
+        return np.less(plain(self), plain(other))
+
+    def __le__(self, other):
+        return np.less_equal(plain(self), plain(other))
+
+    def __gt__(self, other):
+        return np.greater(plain(self), plain(other))
+
+    def __ge__(self, other):
+        return np.greater_equal(plain(self), plain(other))
+
+    def __eq__(self, other):
+        return np.equal(plain(self), plain(other))
+
+    def __ne__(self, other):
+        return np.not_equal(plain(self), plain(other))
+
+
+def getitem(x, index):
+    """``x[index]`` as a function, so that indexing has a rule like any other."""
+    return x[index]
+
+
+def astype(x, dtype):
+    """``x.astype(dtype)`` as a function, so that casting has a rule."""
+    return x.astype(dtype)
+
+
+# ---------------------------------------------------------------------------- registry
+
+_rules = {}        # function -> rrule, or an Elementwise row
+_nondiff = set()   # functions whose outputs are constants
+
+
+class Elementwise:
+    """A table row: an elementwise function and its local derivative for each argument.
+
+    ``derivs[i](ans, *args)`` gives d ans / d args[i]; the pullback multiplies it into the
+    cotangent. ``ONE`` and ``MINUS_ONE`` mark the linear cases. Rows marked ``singular``
+    have derivatives that can be infinite: there a zero cotangent still gives zero.
+    """
+
+    __slots__ = ("func", "derivs", "singular")
+
+    def __init__(self, func, derivs, singular):
+        self.func = func
+        self.derivs = derivs
+        self.singular = singular
+
+    def __repr__(self):
+        return f"Elementwise({_name(self.func)})"
+
+    def backward(self, node, g):
+        args = node.args
+        level = node.level
+        vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
+        out = []
+        for a, d in zip(args, self.derivs):
+            if not (isinstance(a, Tracked) and a.level == level):
+                continue
+            if d is ONE:
+                ct = g
+            elif d is MINUS_ONE:
+                ct = -g
+            elif d is None:
+                raise NoRuleError(
+                    f"pullback: {_name(self.func)} is not differentiable with respect to "
+                    f"argument {args.index(a)}"
+                )
+            else:
+                local = d(node.value, *vals)
+                if _is_complex(local):
+                    local = np.conjugate(local)
+                ct = g * local
+                if self.singular and not np.all(np.isfinite(plain(ct))):
+                    # a zero cotangent gives zero even where the derivative is infinite
+                    ct = np.where(plain(g) == 0, 0, ct)
+            out.append((a, ct))
+        return out
+
+
+ONE = object()
+MINUS_ONE = object()
+
+
+def _is_complex(v):
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind == "c"
+
+
+def rrule(func, batched=True):
+    """Register a reverse rule for ``func`` (decorator).
+
+    The rule takes ``func``'s arguments and returns ``(out, pullback)``; ``pullback(g)``
+    returns one cotangent per positional argument (``None`` where there is none; a list
+    for an argument that is a list of arrays). Pullbacks compute with NumPy calls, so
+    they are differentiable again. A cotangent may carry extra leading batch axes; a rule
+    whose pullback cannot handle them says ``batched=False`` and is applied per slice.
+
+    >>> @pb.rrule(np.sinc)
+    ... def sinc_rule(x):
+    ...     ans = np.sinc(x)
+    ...     def sinc_pullback(g):
+    ...         return (g * (np.cos(np.pi * x) - ans) / x,)
+    ...     return ans, sinc_pullback
+    """
+    if not (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
+            or getattr(func, "_pb_primitive", False) or func in (getitem, astype)):
+        raise TypeError(
+            f"pullback.rrule: {_name(func)} is neither a NumPy function nor a "
+            "pullback.primitive, so calls to it cannot be intercepted; decorate it with "
+            "@pb.primitive first and register the rule for the decorated function"
+        )
+
+    def register(rule):
+        if not batched:
+            rule = _per_slice(rule)
+        _rules[func] = rule
+        _nondiff.discard(func)
+        return rule
+
+    return register
+
+
+def _per_slice(rule):
+    def unbatched_rule(*args, **kwargs):
+        out, pullback = rule(*args, **kwargs)
+        out_ndim = np.ndim(plain(out))
+
+        def per_slice_pullback(g):
+            nb = np.ndim(plain(g)) - out_ndim
+            if nb == 0:
+                return pullback(g)
+            flat = np.reshape(g, (-1,) + np.shape(plain(g))[nb:])
+            slices = [pullback(flat[i]) for i in range(len(flat))]
+            batch = np.shape(plain(g))[:nb]
+            cts = []
+            for parts in zip(*slices):
+                if all(p is None for p in parts):
+                    cts.append(None)
+                else:
+                    stacked = np.stack(parts)
+                    cts.append(np.reshape(stacked, batch + np.shape(plain(stacked))[1:]))
+            return tuple(cts)
+
+        per_slice_pullback.__qualname__ = getattr(pullback, "__qualname__", "pullback")
+        return out, per_slice_pullback
+
+    unbatched_rule.__qualname__ = getattr(rule, "__qualname__", "rule")
+    return unbatched_rule
+
+
+def elementwise(func, *derivs, singular=False):
+    """Declare an elementwise function by its local derivatives (a table row).
+
+    Each ``deriv(ans, *args)`` returns d ans / d arg; pass ``pb.core.ONE`` or
+    ``pb.core.MINUS_ONE`` for the linear cases and ``None`` for an argument with no
+    derivative. The engine reduces broadcast cotangents to each input's shape.
+
+    >>> pb.elementwise(np.exp, lambda ans, x: ans)
+    """
+    _rules[func] = Elementwise(func, derivs, singular)
+    _nondiff.discard(func)
+
+
+def nondifferentiable(*funcs):
+    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...)."""
+    for func in funcs:
+        _nondiff.add(func)
+        _rules.pop(func, None)
+
+
+def registered_rules():
+    """Every function with a rule (a copy of the registry's keys)."""
+    return list(_rules)
+
+
+def registered_nondifferentiable():
+    return set(_nondiff)
+
+
+def primitive(fn):
+    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
+    registered with ``@pb.rrule(fn)`` gives its derivative.
+
+    >>> @pb.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def primitive_wrapper(*args, **kwargs):
+        if _has_tracked(args) or _has_tracked(kwargs.values()):
+            return apply(primitive_wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    primitive_wrapper._pb_primitive = True
+    primitive_wrapper._pb_body = fn
+    return primitive_wrapper
+
+
+def _has_tracked(items):
+    for a in items:
+        if isinstance(a, Tracked):
+            return True
+        if type(a) in (list, tuple) and any(isinstance(b, Tracked) for b in a):
+            return True
+    return False
+
+
+def _name(func):
+    if isinstance(func, np.ufunc):
+        return f"np.{func.__name__}"
+    mod = getattr(func, "__module__", "") or ""
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    if mod.startswith("numpy"):
+        parts = mod.split(".")
+        sub = [p for p in parts[1:] if not p.startswith("_") and p not in ("core",)]
+        return ".".join(["np", *sub, name])
+    if mod.startswith("scipy"):
+        parts = [p for p in mod.split(".") if not p.startswith("_")]
+        return ".".join([*parts, name])
+    if func is getitem:
+        return "indexing (x[...])"
+    return f"{mod}.{name}" if mod else name
+
+
+# ---------------------------------------------------------------------------- dispatch
+
+def apply(func, args, kwargs):
+    """Call ``func`` on arguments some of which are tracked; record one node."""
+    rule = _rules.get(func)
+    if _state.no_grad:
+        return _call_plain(func, args, kwargs)
+    top = -1
+    dead = False
+    for a in args:
+        if isinstance(a, Tracked):
+            lvl = a.level
+            if lvl not in _live:
+                dead = True
+            elif lvl > top:
+                top = lvl
+        elif type(a) is list or type(a) is tuple:
+            for b in a:
+                if isinstance(b, Tracked):
+                    lvl = b.level
+                    if lvl not in _live:
+                        dead = True
+                    elif lvl > top:
+                        top = lvl
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, Tracked):
+                args, kwargs = _bind_positional(func, args, kwargs)
+                return apply(func, args, kwargs)
+    if dead:
+        args = tuple(_drop_dead(a) for a in args)
+        return apply(func, args, kwargs)
+    if top < 0:
+        return _call_plain(func, args, kwargs)
+    if rule is None:
+        if func in _nondiff:
+            return _call_plain(func, args, kwargs)
+        raise NoRuleError(
+            f"pullback: no derivative rule for {_name(func)}, called on a tracked value. "
+            f"Register one with @pb.rrule({_name(func)}), or call it on plain values "
+            "(x.value) if no gradient should flow through it."
+        )
+    # unbox the top level; lower levels stay boxed and record the rule's own work
+    vals = []
+    for a in args:
+        if isinstance(a, Tracked):
+            vals.append(a.value if a.level == top else a)
+        elif type(a) is list or type(a) is tuple:
+            vals.append(type(a)(b.value if isinstance(b, Tracked) and b.level == top else b
+                                for b in a))
+        else:
+            vals.append(a)
+    if rule.__class__ is Elementwise:
+        out = func(*vals, **kwargs)
+        if not _inexact(out):
+            return out
+        return Tracked(out, top, args, rule)
+    out, pullback = rule(*vals, **kwargs)
+    if type(out) is tuple or type(out) is list or hasattr(type(out), "_fields"):
+        return _record_multi(out, pullback, top, args)
+    if not _inexact(out):
+        return out
+    return Tracked(out, top, args, pullback)
+
+
+def _inexact(out):
+    dtype = getattr(out, "dtype", None)
+    if dtype is None:
+        return isinstance(out, (float, complex))
+    return dtype.kind in "fc"
+
+
+def _record_multi(out, pullback, top, args):
+    hub = Tracked(tuple(out), top, args, pullback)
+    children = [Tracked(o, top, hub, Pick(i)) if _inexact(o) else o for i, o in enumerate(out)]
+    if hasattr(type(out), "_fields"):
+        return type(out)(*children)
+    return type(out)(children)
+
+
+class Pick:
+    """The rule of output ``index`` of a function with several outputs."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _drop_dead(a):
+    if isinstance(a, Tracked):
+        while isinstance(a, Tracked) and a.level not in _live:
+            a = a.value
+        return a
+    if type(a) is list or type(a) is tuple:
+        return type(a)(_drop_dead(b) for b in a)
+    return a
+
+
+def _call_plain(func, args, kwargs):
+    args = [_plain_arg(a) for a in args]
+    kwargs = {k: _plain_arg(v) for k, v in kwargs.items()}
+    if getattr(func, "_pb_primitive", False):
+        return func._pb_body(*args, **kwargs)
+    if func is getitem:
+        return args[0][args[1]]
+    return func(*args, **kwargs)
+
+
+def _plain_arg(a):
+    if isinstance(a, Tracked):
+        return plain(a)
+    if type(a) is list or type(a) is tuple:
+        return type(a)(_plain_arg(b) for b in a)
+    return a
+
+
+def _bind_positional(func, args, kwargs):
+    """Move tracked keyword arguments into positional places using ``func``'s signature."""
+    import inspect
+
+    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
+    try:
+        sig = inspect.signature(target)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        name = next(k for k, v in kwargs.items() if isinstance(v, Tracked))
+        raise TypeError(
+            f"pullback: pass the tracked argument {name!r} of {_name(func)} positionally"
+        ) from None
+    pos, kw = [], {}
+    for p in sig.parameters.values():
+        if p.name not in bound.arguments:
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and _later_bound(
+                    sig, bound, p):
+                pos.append(p.default)
+            continue
+        v = bound.arguments[p.name]
+        if p.kind == p.VAR_POSITIONAL:
+            pos.extend(v)
+        elif p.kind == p.VAR_KEYWORD:
+            kw.update(v)
+        elif p.kind == p.KEYWORD_ONLY:
+            if isinstance(v, Tracked):
+                raise TypeError(
+                    f"pullback: {_name(func)} takes the tracked argument {p.name!r} only "
+                    "by keyword, which its rule cannot differentiate"
+                )
+            kw[p.name] = v
+        else:
+            pos.append(v)
+    return tuple(pos), kw
+
+
+def _later_bound(sig, bound, param):
+    names = list(sig.parameters)
+    later = names[names.index(param.name) + 1:]
+    return any(n in bound.arguments and sig.parameters[n].kind in (
+        param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD, param.VAR_POSITIONAL)
+        for n in later)
+
+
+_UFUNC_KWARGS_OK = frozenset()
+
+
+def _ufunc_kwargs(ufunc, inputs, kwargs):
+    out = kwargs.get("out")
+    if out is not None:
+        raise TypeError(
+            f"pullback: np.{ufunc.__name__}(..., out=...) writes into an existing array, "
+            "which cannot record a tracked value's gradient (this includes a += t for a "
+            "plain array a and a tracked t). Write it out of place: a = a + t."
+        )
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    bad = [k for k in kwargs if k not in _UFUNC_KWARGS_OK]
+    if bad:
+        raise TypeError(
+            f"pullback: np.{ufunc.__name__} on a tracked value does not support the "
+            f"keyword(s) {bad}; apply the operation without them (cast with .astype, "
+            "select with np.where)"
+        )
+    return kwargs
+
+
+_UFUNC_METHODS = {}  # (ufunc, method) -> function implementing it with rules
+
+
+def _ufunc_method(ufunc, method, inputs, kwargs):
+    impl = _UFUNC_METHODS.get((ufunc, method))
+    if impl is None:
+        if ufunc in _nondiff:
+            return getattr(ufunc, method)(*[_plain_arg(a) for a in inputs],
+                                          **{k: _plain_arg(v) for k, v in kwargs.items()})
+        raise NoRuleError(
+            f"pullback: no derivative rule for np.{ufunc.__name__}.{method} on a tracked "
+            "value; write it with the plain functions (np.sum, np.cumsum, np.outer, ...)"
+        )
+    if kwargs.get("out") is not None:
+        _ufunc_kwargs(ufunc, inputs, kwargs)
+    return impl(*inputs, **kwargs)
+
+
+def ufunc_method(ufunc, method):
+    """Declare how ``ufunc.method`` (``reduce``, ``accumulate``, ``outer`` ...) is computed
+    on tracked values, in terms of functions that have rules."""
+
+    def register(impl):
+        _UFUNC_METHODS[(ufunc, method)] = impl
+        return impl
+
+    return register
+
+
+# ---------------------------------------------------------------------------- backward pass
+
+def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
+    """Send ``seeds`` back from ``roots`` (values tracked at one level) through the graph.
+
+    Returns a dict from each leaf reached to its cotangent. Nodes are visited in reverse
+    creation order (a node is created after its inputs), so each node is visited once,
+    after every node that uses it; no recursion, and all state is local to this call.
+    ``batch_shape`` is the shape of the leading axes every cotangent carries.
+    """
+    cts = {}
+    heap = []
+    for root, seed in zip(roots, seeds):
+        if root in cts:
+            cts[root] = cts[root] + seed
+        else:
+            cts[root] = seed
+            heap.append((-root.seq, root))
+    heapq.heapify(heap)
+    leaves = {}
+    visited = None if retain_graph else []
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        node = pop(heap)[1]
+        g = cts.pop(node)
+        rule = node.rule
+        if rule is None:
+            leaves[node] = g
+            continue
+        cls = rule.__class__
+        if cls is Pick:
+            hub = node.args
+            slots = cts.get(hub)
+            if slots is None:
+                slots = cts[hub] = [None] * len(hub.value)
+                push(heap, (-hub.seq, hub))
+            i = rule.index
+            slots[i] = g if slots[i] is None else slots[i] + g
+            continue
+        if rule is FREED:
+            raise RuntimeError(
+                "pullback: backward() through a graph that an earlier backward() already "
+                "freed. Pass retain_graph=True to the first backward() to keep the graph "
+                "for another pass, or recompute the loss."
+            )
+        if visited is not None:
+            visited.append(node)
+        if cls is Elementwise:
+            pairs = rule.backward(node, g)
+        else:
+            if type(g) is list:
+                g = tuple(_zeros_for(o, batch_shape) if c is None else c
+                          for o, c in zip(node.value, g))
+            pairs = _match(node, rule(g))
+        for parent, ct in pairs:
+            if ct is None:
+                continue
+            ct = _project(ct, parent, batch_shape, rule)
+            prev = cts.get(parent)
+            if prev is None:
+                cts[parent] = ct
+                push(heap, (-parent.seq, parent))
+            else:
+                cts[parent] = prev + ct
+    if visited is not None:
+        for node in visited:
+            node.rule = FREED
+            node.args = None
+    return leaves
+
+
+def _zeros_for(out, batch_shape):
+    return np.zeros(batch_shape + np.shape(plain(out)), dtype=plain(out).dtype)
+
+
+def _match(node, cts):
+    """Pair a general rule's cotangents with its tracked positional arguments."""
+    args = node.args
+    level = node.level
+    # extra trailing entries belong to arguments given by keyword or left at defaults
+    if not isinstance(cts, (tuple, list)) or len(cts) < len(args):
+        got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
+        raise TypeError(
+            f"pullback: {_pullback_name(node.rule)} returned {got} cotangents for "
+            f"{len(args)} positional arguments; return a tuple with (at least) one entry "
+            "per argument (None for an argument with no gradient)"
+        )
+    pairs = []
+    for a, ct in zip(args, cts):
+        if isinstance(a, Tracked):
+            if a.level == level:
+                pairs.append((a, ct))
+        elif type(a) is list or type(a) is tuple:
+            if ct is None:
+                continue
+            for b, c in zip(a, ct):
+                if isinstance(b, Tracked) and b.level == level:
+                    pairs.append((b, c))
+    return pairs
+
+
+def _pullback_name(rule):
+    return getattr(rule, "__qualname__", None) or repr(rule)
+
+
+def _project(ct, parent, batch_shape, rule):
+    """Fit a cotangent to its input: sum broadcast axes, keep the batch axes, take the
+    real part for a real input, and match the input's floating dtype."""
+    v = parent.value
+    shape = v.shape
+    dtype = v.dtype
+    cv = ct
+    while isinstance(cv, Tracked):
+        cv = cv.value
+    cshape = getattr(cv, "shape", None)
+    if cshape is None:
+        ct = np.asarray(ct)
+        cshape = ct.shape
+        cv = ct
+    if batch_shape:
+        target = batch_shape + shape
+        if cshape != target:
+            ct = _fit(ct, cshape, target, len(batch_shape), rule, parent)
+    elif cshape != shape:
+        ct = _fit(ct, cshape, shape, 0, rule, parent)
+    cdtype = cv.dtype
+    if cdtype != dtype:
+        if cdtype.kind == "c" and dtype.kind != "c":
+            ct = np.real(ct)
+            cdtype = np.dtype(cdtype.char.lower())
+        if cdtype != dtype and dtype.kind in "fc":
+            ct = ct.astype(dtype)
+    return ct
+
+
+def _fit(ct, cshape, target, nb, rule, parent):
+    """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
+    up where the cotangent is smaller than the input."""
+    n = len(target)
+    lead = len(cshape) - n
+    if lead > 0:
+        axes = tuple(range(nb, nb + lead)) + tuple(
+            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
+        ct = np.sum(ct, axis=axes, keepdims=True)
+        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
+        ct = np.reshape(ct, tuple(kept[:nb] + kept[nb + lead:]))
+    else:
+        axes = tuple(i + lead for i in range(n)
+                     if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
+        if axes:
+            ct = np.sum(ct, axis=axes, keepdims=True)
+    if np.shape(plain(ct)) != target:
+        try:
+            ct = np.broadcast_to(ct, target)
+        except ValueError:
+            raise ValueError(
+                f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
+                f"{cshape} for an input of shape {target[nb:]}"
+                + (f" (with batch axes {target[:nb]})" if nb else "")
+            ) from None
+    return ct

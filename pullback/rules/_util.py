@@ -1,0 +1,45 @@
+"""Small helpers shared by the rule modules."""
+
+import numpy as np
+
+from ..core import plain
+
+
+def shape_of(x):
+    """Shape of a possibly tracked value."""
+    return np.shape(plain(x))
+
+
+def batch_shape(g, out_ndim):
+    """The leading batch axes a cotangent carries beyond an output of ``out_ndim`` axes."""
+    s = np.shape(plain(g))
+    return s[:len(s) - out_ndim]
+
+
+def normalize_axes(axis, ndim):
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    return tuple(sorted(int(a) % ndim if ndim else 0 for a in axis))
+
+
+def unreduce(g, in_shape, axis, keepdims):
+    """Give a reduction's cotangent back the reduced axes (as size 1), keeping any leading
+    batch axes; the engine broadcasts it up to the input's shape."""
+    ndim = len(in_shape)
+    axes = normalize_axes(axis, ndim)
+    if keepdims or not axes:
+        return g
+    gshape = np.shape(plain(g))
+    nb = len(gshape) - (ndim - len(axes))
+    full = list(gshape[:nb])
+    it = iter(gshape[nb:])
+    for i in range(ndim):
+        full.append(1 if i in axes else next(it))
+    return np.reshape(g, tuple(full))
+
+
+def conj_if_complex(x):
+    return np.conjugate(x) if np.iscomplexobj(plain(x)) else x

@@ -1,0 +1,227 @@
+"""The Tracker face: ``param``, ``.backward()``, ``.grad``, ``Params``/``Grads``, ``update``.
+
+A thin layer on the same engine as ``grad``: ``backward()`` runs the same backward pass
+and adds the cotangents of the params it reaches into their ``.grad``.
+"""
+
+import numpy as np
+
+from .api import _scalar_loss, peel, strip
+from .core import Tracked, _live, backward_pass, plain, tracker_level
+
+__all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
+
+
+class Param(Tracked):
+    """A tracked leaf whose gradients accumulate in ``.grad`` (Tracker's ``param``)."""
+
+    __slots__ = ("grad",)
+
+    def __init__(self, value, level):
+        Tracked.__init__(self, value, level)
+        self.grad = np.zeros_like(plain(value))
+
+    def zero_grad(self):
+        """Reset ``.grad`` to zeros (in place where it is a plain array).
+
+        >>> W.zero_grad()
+        """
+        if type(self.grad) is np.ndarray:
+            self.grad[...] = 0
+        else:
+            self.grad = np.zeros_like(plain(self.value))
+
+    def __repr__(self):
+        return f"param({plain(self)!r})"
+
+
+def param(x):
+    """A tracked leaf holding a copy of ``x`` as floating point: use it in plain NumPy
+    code, call ``.backward()`` on the loss, and read ``.grad``.
+
+    >>> W = pb.param(np.random.randn(3, 2))
+    >>> loss = np.sum(np.tanh(x @ W)); loss.backward(); W.grad.shape
+    (3, 2)
+    """
+    if isinstance(x, Tracked):
+        value = x
+    else:
+        value = np.array(x)
+        if value.dtype.kind not in "fc":
+            value = value.astype(np.float64)
+    return Param(value, tracker_level())
+
+
+def _tracker_box(y):
+    """The box of ``y`` at the outermost Tracker level it depends on."""
+    while isinstance(y, Tracked) and _live.get(y.level) != "tracker":
+        y = y.value
+    return y if isinstance(y, Tracked) else None
+
+
+def _accumulate(p, ct):
+    if type(p.grad) is np.ndarray and type(ct) is np.ndarray and p.grad.shape == ct.shape:
+        p.grad += ct
+    else:
+        p.grad = p.grad + ct
+
+
+def backward(self, cotangent=None, retain_graph=False, losscheck=True):
+    """Send the gradient of this value back to every ``param`` it depends on, adding into
+    their ``.grad`` (Tracker's ``back!``). A non-scalar value needs an explicit
+    ``cotangent``. The graph is freed unless ``retain_graph=True``.
+
+    >>> loss = np.sum((x @ W - y) ** 2); loss.backward(); W.grad
+    """
+    node = _tracker_box(self)
+    if cotangent is None:
+        v = plain(self)
+        if np.ndim(v) != 0:
+            raise TypeError(
+                f"pullback: backward() of a value of shape {np.shape(v)} needs a cotangent "
+                "of that shape, e.g. y.backward(np.ones_like(y.value)); or reduce it to a "
+                "scalar loss first"
+            )
+        seed = _scalar_loss(self, "backward()", losscheck)
+    else:
+        seed = cotangent if isinstance(cotangent, Tracked) else np.asarray(cotangent)
+        if np.shape(plain(seed)) != np.shape(plain(self)):
+            raise ValueError(
+                f"pullback: backward() got a cotangent of shape {np.shape(plain(seed))} "
+                f"for a value of shape {np.shape(plain(self))}"
+            )
+    if node is None:
+        return
+    leaves = backward_pass([node], [seed], (), retain_graph)
+    for leaf, ct in leaves.items():
+        if isinstance(leaf, Param):
+            _accumulate(leaf, ct)
+
+
+Tracked.backward = backward
+
+
+def _grad_of_nonparam(self):
+    raise AttributeError(
+        "pullback: only values made with pb.param hold .grad; use pb.grad or pb.gradient "
+        "for the gradient of an intermediate value"
+    )
+
+
+Tracked.grad = property(_grad_of_nonparam)
+
+
+class Params:
+    """An ordered set of params, compared by identity (Tracker's ``Params``).
+
+    >>> ps = pb.Params([W, b]); len(ps)
+    2
+    """
+
+    def __init__(self, params=()):
+        self._params = []
+        self._ids = set()
+        for p in params:
+            self.add(p)
+
+    def add(self, p):
+        if not isinstance(p, Param):
+            raise TypeError(
+                f"pullback: Params holds values made with pb.param, got {type(p).__name__}"
+            )
+        if id(p) not in self._ids:
+            self._ids.add(id(p))
+            self._params.append(p)
+
+    def __iter__(self):
+        return iter(self._params)
+
+    def __len__(self):
+        return len(self._params)
+
+    def __contains__(self, p):
+        return id(p) in self._ids
+
+    def __repr__(self):
+        return f"Params({self._params!r})"
+
+
+class Grads:
+    """Gradients keyed by param (by identity): ``gs[W]``.
+
+    >>> gs = pb.gradient(lambda: loss(W, b), pb.Params([W, b])); gs[W].shape
+    """
+
+    def __init__(self, pairs):
+        self._grads = {id(p): (p, g) for p, g in pairs}
+
+    def __getitem__(self, p):
+        try:
+            return self._grads[id(p)][1]
+        except KeyError:
+            raise KeyError(
+                "pullback: this value is not one of the Params the gradient was taken for"
+            ) from None
+
+    def __contains__(self, p):
+        return id(p) in self._grads
+
+    def __iter__(self):
+        return (p for p, _ in self._grads.values())
+
+    def __len__(self):
+        return len(self._grads)
+
+    def items(self):
+        return list(self._grads.values())
+
+    def values(self):
+        return [g for _, g in self._grads.values()]
+
+    def __repr__(self):
+        return f"Grads({len(self)} params)"
+
+
+def gradient(fn, params, losscheck=True):
+    """Out-of-place gradients of the scalar ``fn()`` with respect to ``params``, as a
+    ``Grads``; the params' ``.grad`` is left alone (Tracker's ``gradient``).
+
+    >>> gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W])); gs[W]
+    """
+    params = params if isinstance(params, Params) else Params(params)
+    y = fn()
+    seed = _scalar_loss(y, "gradient()", losscheck)
+    leaves = {}
+    levels = sorted({p.level for p in params}, reverse=True)
+    for level in levels:
+        node = peel(y, level)
+        if node is not None:
+            leaves.update(backward_pass([node], [seed], (), True))
+    pairs = []
+    for p in params:
+        ct = leaves.get(p)
+        pairs.append((p, np.zeros_like(plain(p.value)) if ct is None else strip(ct)))
+    return Grads(pairs)
+
+
+def update(x, delta):
+    """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
+    ``update!``). Returns ``x``.
+
+    >>> pb.update(W, -0.1 * W.grad)
+    """
+    if not isinstance(x, Param):
+        raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
+    d = plain(delta)
+    if np.shape(d) != np.shape(plain(x.value)) and np.broadcast_shapes(
+            np.shape(d), np.shape(plain(x.value))) != np.shape(plain(x.value)):
+        raise ValueError(
+            f"pullback: update of a param of shape {np.shape(plain(x.value))} with a step "
+            f"of shape {np.shape(d)}"
+        )
+    if type(x.value) is np.ndarray and x.value.ndim:
+        x.value += d
+    else:
+        x.value = plain(x.value) + d
+    x.zero_grad()
+    return x

@@ -1,0 +1,136 @@
+"""The spec table machinery: one row per rule, one generic test for every row.
+
+A row names the registered function, how to call it, the input domain, the shapes to
+try (each a tuple with one shape per differentiated argument), a grid of keyword
+arguments and the order to check. The generic test checks, for every shape and keyword
+combination: the value against plain NumPy, the derivatives against central finite
+differences in float64 (``pb.check_grads``, to ``order``), and that a stack of
+cotangents through one pass equals separate passes (``check_batched``).
+"""
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback.testing import check_batched
+
+SCALAR = ((),)
+UNARY = [(), (3,), (2, 3)]
+BINARY = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 1), (1, 3)), ((3,), ())]
+
+
+def _domain(name):
+    def draw(rng, shape):
+        if name == "real":
+            return rng.standard_normal(shape)
+        if name == "positive":
+            return rng.uniform(0.5, 2.0, shape)
+        if name == "unit":
+            return rng.uniform(-0.9, 0.9, shape)
+        if name == "gt1":
+            return rng.uniform(1.2, 3.0, shape)
+        if name == "complex":
+            return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        if name == "nonzero":
+            return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 2.0, shape)
+        raise ValueError(name)
+
+    return draw
+
+
+@dataclasses.dataclass
+class Spec:
+    """One row of the table.
+
+    ``func`` is the registered function; ``call(*args, **kw)`` how a user calls it
+    (default ``func``); ``domain`` a name or a tuple of names (one per argument) or a
+    callable ``(rng, shape) -> array``; ``shapes`` a list of tuples of argument shapes (a
+    plain shape for a one-argument function); ``kwargs`` the keyword grid (a dict of
+    lists, crossed); ``order`` 2 where the function is smooth, else 1 with ``why``.
+    """
+
+    func: object
+    shapes: list = dataclasses.field(default_factory=lambda: list(UNARY))
+    domain: object = "real"
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    call: object = None
+    order: int = 2
+    why: str = ""
+    rtol: float = 1e-6
+    batched: bool = True
+    name: str = ""
+
+    def cases(self):
+        keys = list(self.kwargs)
+        grid = [dict(zip(keys, vals)) for vals in itertools.product(*self.kwargs.values())]
+        for shapes in self.shapes:
+            if not (isinstance(shapes, tuple) and shapes and isinstance(shapes[0], tuple)):
+                shapes = (shapes,)
+            for kw in grid or [{}]:
+                yield Case(self, shapes, kw)
+
+    @property
+    def label(self):
+        return self.name or pb.core._name(self.func)
+
+
+@dataclasses.dataclass
+class Case:
+    spec: Spec
+    shapes: tuple
+    kw: dict
+
+    @property
+    def id(self):
+        kw = ",".join(f"{k}={v}" for k, v in self.kw.items())
+        return f"{self.spec.label}-{'x'.join(str(s) for s in self.shapes)}-{kw}"
+
+    def args(self, seed=0):
+        rng = np.random.default_rng(seed)
+        domains = self.spec.domain
+        if not isinstance(domains, (tuple, list)):
+            domains = [domains] * len(self.shapes)
+        out = []
+        for d, s in zip(domains, self.shapes):
+            draw = d if callable(d) else _domain(d)
+            out.append(np.asarray(draw(rng, s)))
+        return out
+
+    def check(self):
+        spec = self.spec
+        call = spec.call or spec.func
+        kw = self.kw
+
+        def f(*xs):
+            return call(*xs, **kw)
+
+        f.__qualname__ = self.id
+        args = self.args()
+        expected = f(*args)
+        out, _ = pb.vjp(f, *args)
+        for got, want in zip(pb.tree_flatten(out)[0], pb.tree_flatten(expected)[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"{self.id}: value differs from NumPy")
+        pb.check_grads(f, *args, order=spec.order, rtol=spec.rtol)
+        if spec.batched:
+            check_batched(f, *args)
+
+
+def parametrize(specs):
+    """Parametrize a test over every case of every row."""
+    cases = [c for s in specs for c in s.cases()]
+    return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
+
+
+def check_constant(func, *args, **kwargs):
+    """A non-differentiable function returns a plain (untracked) value on tracked input,
+    equal to NumPy's."""
+    boxed = [pb.param(a) if np.asarray(a).dtype.kind in "fc" else a for a in args]
+    got = func(*boxed, **kwargs)
+    want = func(*args, **kwargs)
+    for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
+        assert not isinstance(g, pb.Tracked), f"{pb.core._name(func)} returned a tracked value"
+        np.testing.assert_array_equal(g, w)
