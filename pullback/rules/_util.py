@@ -43,3 +43,19 @@ def unreduce(g, in_shape, axis, keepdims):
 
 def conj_if_complex(x):
     return np.conjugate(x) if np.iscomplexobj(plain(x)) else x
+
+
+def intercept(owner, name):
+    """Replace ``owner.name``, a plain Python function (SciPy's ``logsumexp``, a
+    distribution's ``logpdf`` ...) that NumPy's dispatch never sees, by a
+    ``pullback.primitive`` around it, so that calls on tracked values reach its registered
+    rule. Returns the wrapper, to register the rule for. Code that imported the function
+    before pullback was imported keeps the original."""
+    from ..core import primitive
+
+    fn = getattr(owner, name)
+    if getattr(fn, "_pb_primitive", False):
+        return fn
+    wrapped = primitive(fn)
+    setattr(owner, name, wrapped)
+    return wrapped
