@@ -167,7 +167,7 @@ class Tracked:
             f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
             "np.asarray/np.array on it, or storing it into a plain array (a[i] = x), loses "
             "the derivative. Build arrays from tracked parts with np.stack or "
-            "np.concatenate, or take x.value to leave the graph on purpose."
+            "np.concatenate, or take x.value (x.item()) to leave the graph on purpose."
         )
 
     # -- array attributes
@@ -191,14 +191,24 @@ class Tracked:
     def __bool__(self):
         return bool(plain(self))
 
+    def _refuse_scalar(self, kind):
+        raise TypeError(
+            f"pullback: {kind}() of a tracked value would drop its gradient (NumPy also "
+            "calls it to store a value into a plain array, a[i] = x). Use x.item() to leave "
+            "the graph on purpose, or np.stack/np.concatenate to build arrays of tracked parts."
+        )
+
     def __float__(self):
-        return float(plain(self))
+        self._refuse_scalar("float")
 
     def __int__(self):
-        return int(plain(self))
+        self._refuse_scalar("int")
 
     def __complex__(self):
-        return complex(plain(self))
+        self._refuse_scalar("complex")
+
+    def __format__(self, spec):
+        return format(plain(self), spec)
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
@@ -456,14 +466,20 @@ class Elementwise:
                     f"pullback: {_name(self.func)} is not differentiable with respect to "
                     f"argument {args.index(a)}"
                 )
+            elif self.singular:  # infinite derivatives are expected here: no warnings
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    local = d(node.value, *vals)
+                    if _is_complex(local):
+                        local = np.conjugate(local)
+                    ct = g * local
+                    if not np.all(np.isfinite(plain(local))):
+                        # a zero cotangent gives zero even where the derivative is infinite
+                        ct = np.where(plain(g) == 0, 0, ct)
             else:
                 local = d(node.value, *vals)
                 if _is_complex(local):
                     local = np.conjugate(local)
                 ct = g * local
-                if self.singular and not np.all(np.isfinite(plain(ct))):
-                    # a zero cotangent gives zero even where the derivative is infinite
-                    ct = np.where(plain(g) == 0, 0, ct)
             out.append((a, ct))
         return out
 
@@ -640,6 +656,8 @@ def apply(func, args, kwargs):
                     elif lvl > top:
                         top = lvl
     if kwargs:
+        if "out" in kwargs:
+            kwargs = _without_out(func, kwargs)
         for a in kwargs.values():
             if isinstance(a, Tracked):
                 args, kwargs = _bind_positional(func, args, kwargs)
@@ -678,6 +696,15 @@ def apply(func, args, kwargs):
     if not _inexact(out):
         return out
     return Tracked(out, top, args, pullback)
+
+
+def _without_out(func, kwargs):
+    if kwargs["out"] is not None:
+        raise TypeError(
+            f"pullback: {_name(func)}(..., out=...) writes into an existing array, which "
+            "cannot record a gradient; drop out= and use the returned value"
+        )
+    return {k: v for k, v in kwargs.items() if k != "out"}
 
 
 def _inexact(out):
