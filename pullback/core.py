@@ -13,6 +13,7 @@ on the nodes, so a pass that raises halfway leaves the graph as it was.
 
 import heapq
 import itertools
+import sys
 import threading
 
 import numpy as np
@@ -153,8 +154,14 @@ class Tracked:
     # -- NumPy's dispatch protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__":
-            if kwargs:
-                kwargs = _ufunc_kwargs(ufunc, inputs, kwargs)
+            if not kwargs:
+                n = len(inputs)
+                if n == 1:
+                    return _unary(ufunc, inputs[0])
+                if n == 2:
+                    return _binary(ufunc, inputs[0], inputs[1])
+            else:
+                kwargs = _ufunc_kwargs(ufunc, kwargs)
             return apply(ufunc, inputs, kwargs)
         return _ufunc_method(ufunc, method, inputs, kwargs)
 
@@ -331,46 +338,46 @@ class Tracked:
 
     # -- operators (reflected forms swap; in-place forms make new values)
     def __add__(self, other):
-        return apply(np.add, (self, other), {})
+        return _binary(np.add, self, other)
 
     def __radd__(self, other):
-        return apply(np.add, (other, self), {})
+        return _binary(np.add, other, self)
 
     def __sub__(self, other):
-        return apply(np.subtract, (self, other), {})
+        return _binary(np.subtract, self, other)
 
     def __rsub__(self, other):
-        return apply(np.subtract, (other, self), {})
+        return _binary(np.subtract, other, self)
 
     def __mul__(self, other):
-        return apply(np.multiply, (self, other), {})
+        return _binary(np.multiply, self, other)
 
     def __rmul__(self, other):
-        return apply(np.multiply, (other, self), {})
+        return _binary(np.multiply, other, self)
 
     def __truediv__(self, other):
-        return apply(np.true_divide, (self, other), {})
+        return _binary(np.true_divide, self, other)
 
     def __rtruediv__(self, other):
-        return apply(np.true_divide, (other, self), {})
+        return _binary(np.true_divide, other, self)
 
     def __floordiv__(self, other):
-        return apply(np.floor_divide, (self, other), {})
+        return _binary(np.floor_divide, self, other)
 
     def __rfloordiv__(self, other):
-        return apply(np.floor_divide, (other, self), {})
+        return _binary(np.floor_divide, other, self)
 
     def __mod__(self, other):
-        return apply(np.remainder, (self, other), {})
+        return _binary(np.remainder, self, other)
 
     def __rmod__(self, other):
-        return apply(np.remainder, (other, self), {})
+        return _binary(np.remainder, other, self)
 
     def __pow__(self, other):
-        return apply(np.power, (self, other), {})
+        return _binary(np.power, self, other)
 
     def __rpow__(self, other):
-        return apply(np.power, (other, self), {})
+        return _binary(np.power, other, self)
 
     def __matmul__(self, other):
         return apply(np.matmul, (self, other), {})
@@ -388,13 +395,13 @@ class Tracked:
     __imatmul__ = __matmul__
 
     def __neg__(self):
-        return apply(np.negative, (self,), {})
+        return _unary(np.negative, self)
 
     def __pos__(self):
-        return apply(np.positive, (self,), {})
+        return _unary(np.positive, self)
 
     def __abs__(self):
-        return apply(np.absolute, (self,), {})
+        return _unary(np.absolute, self)
 
     def __lt__(self, other):
         return np.less(plain(self), plain(other))
@@ -428,6 +435,7 @@ def astype(x, dtype):
 # ---------------------------------------------------------------------------- registry
 
 _rules = {}        # function -> rrule, or an Elementwise row
+_origin = {}       # function -> the module that registered its rule
 _nondiff = set()   # functions whose outputs are constants
 
 
@@ -450,38 +458,44 @@ class Elementwise:
         return f"Elementwise({_name(self.func)})"
 
     def backward(self, node, g):
+        """Pairs (input, cotangent) for the inputs tracked at the node's level."""
         args = node.args
+        if len(args) == 1:  # the one argument is the node's input
+            a = args[0]
+            return ((a, self.cotangent(0, g, node.value, (a.value,))),)
         level = node.level
         vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
-        out = []
-        for a, d in zip(args, self.derivs):
-            if not (isinstance(a, Tracked) and a.level == level):
-                continue
-            if d is ONE:
-                ct = g
-            elif d is MINUS_ONE:
-                ct = -g
-            elif d is None:
-                raise NoRuleError(
-                    f"pullback: {_name(self.func)} is not differentiable with respect to "
-                    f"argument {args.index(a)}"
-                )
-            elif self.singular:  # infinite derivatives are expected here: no warnings
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    local = d(node.value, *vals)
-                    if _is_complex(local):
-                        local = np.conjugate(local)
-                    ct = g * local
-                    if not np.all(np.isfinite(plain(local))):
-                        # a zero cotangent gives zero even where the derivative is infinite
-                        ct = np.where(plain(g) == 0, 0, ct)
-            else:
-                local = d(node.value, *vals)
-                if _is_complex(local):
+        return [(a, self.cotangent(i, g, node.value, vals)) for i, a in enumerate(args)
+                if isinstance(a, Tracked) and a.level == level]
+
+    def cotangent(self, i, g, ans, vals):
+        d = self.derivs[i]
+        if d is ONE:
+            return g
+        if d is MINUS_ONE:
+            return -g
+        if d is None:
+            raise NoRuleError(
+                f"pullback: {_name(self.func)} is not differentiable with respect to "
+                f"argument {i}"
+            )
+        if self.singular:  # infinite derivatives are expected here: no warnings
+            with np.errstate(divide="ignore", invalid="ignore"):
+                local = d(ans, *vals)
+                if local.__class__ not in _REAL and _is_complex(local):
                     local = np.conjugate(local)
                 ct = g * local
-            out.append((a, ct))
-        return out
+                if not np.all(np.isfinite(plain(local))):
+                    # a zero cotangent gives zero even where the derivative is infinite
+                    ct = np.where(plain(g) == 0, 0, ct)
+            return ct
+        local = d(ans, *vals)
+        if local.__class__ not in _REAL and _is_complex(local):
+            local = np.conjugate(local)
+        return g * local
+
+
+_REAL = frozenset({np.float64, np.float32, float, int})
 
 
 ONE = object()
@@ -517,10 +531,13 @@ def rrule(func, batched=True):
             "@pb.primitive first and register the rule for the decorated function"
         )
 
+    origin = sys._getframe(1).f_globals.get("__name__", "")
+
     def register(rule):
         if not batched:
             rule = _per_slice(rule)
         _rules[func] = rule
+        _origin[func] = origin
         _nondiff.discard(func)
         return rule
 
@@ -565,6 +582,7 @@ def elementwise(func, *derivs, singular=False):
     >>> pb.elementwise(np.exp, lambda ans, x: ans)
     """
     _rules[func] = Elementwise(func, derivs, singular)
+    _origin[func] = sys._getframe(1).f_globals.get("__name__", "")
     _nondiff.discard(func)
 
 
@@ -575,9 +593,11 @@ def nondifferentiable(*funcs):
         _rules.pop(func, None)
 
 
-def registered_rules():
-    """Every function with a rule (a copy of the registry's keys)."""
-    return list(_rules)
+def registered_rules(package="pullback"):
+    """The functions with a rule registered from modules of ``package`` (every rule for
+    ``package=None``)."""
+    return [f for f in _rules
+            if package is None or _origin.get(f, "").split(".")[0] == package]
 
 
 def registered_nondifferentiable():
@@ -635,7 +655,34 @@ def _name(func):
 
 def apply(func, args, kwargs):
     """Call ``func`` on arguments some of which are tracked; record one node."""
-    rule = _rules.get(func)
+    return _apply(_rules.get(func), func, args, kwargs)
+
+
+def _unary(func, a):
+    """The hot path for a one-argument table row (``np.sin(x)``, ``-x``)."""
+    row = _rules.get(func)
+    if row.__class__ is not Elementwise or _state.no_grad or a.level not in _live:
+        return _apply(row, func, (a,), {})
+    return Tracked(func(a.value), a.level, (a,), row)
+
+
+def _binary(func, a, b):
+    """The hot path for a two-argument table row (``x * y``, ``np.add(x, 1.0)``)."""
+    row = _rules.get(func)
+    if row.__class__ is not Elementwise or _state.no_grad:
+        return _apply(row, func, (a, b), {})
+    la = a.level if isinstance(a, Tracked) else -1
+    lb = b.level if isinstance(b, Tracked) else -1
+    if (la >= 0 and la not in _live) or (lb >= 0 and lb not in _live):
+        return _apply(row, func, (a, b), {})  # drops finished levels
+    if la > lb:
+        return Tracked(func(a.value, b), la, (a, b), row)
+    if lb > la:
+        return Tracked(func(a, b.value), lb, (a, b), row)
+    return Tracked(func(a.value, b.value), la, (a, b), row)
+
+
+def _apply(rule, func, args, kwargs):
     if _state.no_grad:
         return _call_plain(func, args, kwargs)
     top = -1
@@ -702,7 +749,8 @@ def _without_out(func, kwargs):
     if kwargs["out"] is not None:
         raise TypeError(
             f"pullback: {_name(func)}(..., out=...) writes into an existing array, which "
-            "cannot record a gradient; drop out= and use the returned value"
+            "cannot record a gradient (this includes a += t for a plain array a and a "
+            "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
         )
     return {k: v for k, v in kwargs.items() if k != "out"}
 
@@ -804,24 +852,14 @@ def _later_bound(sig, bound, param):
         for n in later)
 
 
-_UFUNC_KWARGS_OK = frozenset()
-
-
-def _ufunc_kwargs(ufunc, inputs, kwargs):
-    out = kwargs.get("out")
-    if out is not None:
-        raise TypeError(
-            f"pullback: np.{ufunc.__name__}(..., out=...) writes into an existing array, "
-            "which cannot record a tracked value's gradient (this includes a += t for a "
-            "plain array a and a tracked t). Write it out of place: a = a + t."
-        )
-    kwargs = {k: v for k, v in kwargs.items() if k != "out"}
-    bad = [k for k in kwargs if k not in _UFUNC_KWARGS_OK]
-    if bad:
+def _ufunc_kwargs(ufunc, kwargs):
+    if "out" in kwargs:
+        kwargs = _without_out(ufunc, kwargs)
+    if kwargs:
         raise TypeError(
             f"pullback: np.{ufunc.__name__} on a tracked value does not support the "
-            f"keyword(s) {bad}; apply the operation without them (cast with .astype, "
-            "select with np.where)"
+            f"keyword(s) {sorted(kwargs)}; apply the operation without them (cast with "
+            ".astype, select with np.where)"
         )
     return kwargs
 
@@ -839,8 +877,8 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
             f"pullback: no derivative rule for np.{ufunc.__name__}.{method} on a tracked "
             "value; write it with the plain functions (np.sum, np.cumsum, np.outer, ...)"
         )
-    if kwargs.get("out") is not None:
-        _ufunc_kwargs(ufunc, inputs, kwargs)
+    if "out" in kwargs:
+        kwargs = _without_out(ufunc, kwargs)
     return impl(*inputs, **kwargs)
 
 
@@ -903,7 +941,12 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
         if visited is not None:
             visited.append(node)
         if cls is Elementwise:
-            pairs = rule.backward(node, g)
+            args = node.args
+            if len(args) == 1:
+                parent = args[0]
+                pairs = ((parent, rule.cotangent(0, g, node.value, (parent.value,))),)
+            else:
+                pairs = rule.backward(node, g)
         else:
             if type(g) is list:
                 g = tuple(_zeros_for(o, batch_shape) if c is None else c
@@ -912,7 +955,10 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
         for parent, ct in pairs:
             if ct is None:
                 continue
-            ct = _project(ct, parent, batch_shape, rule)
+            c, v = ct.__class__, parent.value
+            if batch_shape or c is not v.__class__ or c is not np.float64 and (
+                    c is not np.ndarray or ct.shape != v.shape or ct.dtype != v.dtype):
+                ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
                 cts[parent] = ct

@@ -81,7 +81,7 @@ def test_backward_errors():
     z.backward()
     np.testing.assert_array_equal(W.grad, np.full(3, 2.0) + 2 * 2 * np.ones(3))
     with pytest.raises(AttributeError, match="pb.param"):
-        (W * 2.0).grad
+        _ = (W * 2.0).grad
 
 
 def test_param_of_integers_becomes_float():
