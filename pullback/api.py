@@ -179,7 +179,7 @@ def value_and_grad(f, argnums=0, has_aux=False, losscheck=True):
                     )
                 out, aux = out
             seed = _scalar_loss(out, fname, losscheck)
-        grads = trace.pull([out], [seed], retain_graph=False)
+        grads = trace.pull([out], [seed])  # the graph goes with the trace: no freeing
         value = strip(out)
         if has_aux:
             leaves, treedef = tree_flatten(aux)

@@ -13,6 +13,7 @@ on the nodes, so a pass that raises halfway leaves the graph as it was.
 
 import heapq
 import itertools
+import operator
 import sys
 import threading
 
@@ -53,6 +54,10 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
+# no_grad blocks open in any thread: while there are none, the hot path skips the
+# (slower) per-thread lookup
+_no_grad_blocks = 0
+_no_grad_lock = threading.Lock()
 
 
 class Frame:
@@ -111,11 +116,17 @@ class no_grad:
     """
 
     def __enter__(self):
+        global _no_grad_blocks
+        with _no_grad_lock:
+            _no_grad_blocks += 1
         _state.no_grad += 1
         return self
 
     def __exit__(self, *exc):
+        global _no_grad_blocks
         _state.no_grad -= 1
+        with _no_grad_lock:
+            _no_grad_blocks -= 1
         return False
 
     def __call__(self, fn):
@@ -447,12 +458,15 @@ class Elementwise:
     have derivatives that can be infinite: there a zero cotangent still gives zero.
     """
 
-    __slots__ = ("func", "derivs", "singular")
+    __slots__ = ("func", "derivs", "singular", "call")
 
     def __init__(self, func, derivs, singular):
         self.func = func
         self.derivs = derivs
         self.singular = singular
+        # the arithmetic ufuncs run through Python's operators: the same result, and for
+        # NumPy scalars many times faster than a ufunc call
+        self.call = _OPERATOR_FORMS.get(func, func)
 
     def __repr__(self):
         return f"Elementwise({_name(self.func)})"
@@ -464,6 +478,17 @@ class Elementwise:
             a = args[0]
             return ((a, self.cotangent(0, g, node.value, (a.value,))),)
         level = node.level
+        if len(args) == 2:  # spelled out: this is the hot path of x * y, x + 1.0, ...
+            a, b = args
+            ta = isinstance(a, Tracked) and a.level == level
+            tb = isinstance(b, Tracked) and b.level == level
+            vals = (a.value if ta else a, b.value if tb else b)
+            if ta and tb:
+                return ((a, self.cotangent(0, g, node.value, vals)),
+                        (b, self.cotangent(1, g, node.value, vals)))
+            if ta:
+                return ((a, self.cotangent(0, g, node.value, vals)),)
+            return ((b, self.cotangent(1, g, node.value, vals)),)
         vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
         return [(a, self.cotangent(i, g, node.value, vals)) for i, a in enumerate(args)
                 if isinstance(a, Tracked) and a.level == level]
@@ -500,6 +525,11 @@ _REAL = frozenset({np.float64, np.float32, float, int})
 
 ONE = object()
 MINUS_ONE = object()
+_OPERATOR_FORMS = {
+    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+    np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
+    np.positive: operator.pos,
+}
 
 
 def _is_complex(v):
@@ -661,29 +691,31 @@ def apply(func, args, kwargs):
 def _unary(func, a):
     """The hot path for a one-argument table row (``np.sin(x)``, ``-x``)."""
     row = _rules.get(func)
-    if row.__class__ is not Elementwise or _state.no_grad or a.level not in _live:
+    if row.__class__ is not Elementwise or a.level not in _live or (
+            _no_grad_blocks and _state.no_grad):
         return _apply(row, func, (a,), {})
-    return Tracked(func(a.value), a.level, (a,), row)
+    return Tracked(row.call(a.value), a.level, (a,), row)
 
 
 def _binary(func, a, b):
     """The hot path for a two-argument table row (``x * y``, ``np.add(x, 1.0)``)."""
     row = _rules.get(func)
-    if row.__class__ is not Elementwise or _state.no_grad:
+    if row.__class__ is not Elementwise or _no_grad_blocks and _state.no_grad:
         return _apply(row, func, (a, b), {})
     la = a.level if isinstance(a, Tracked) else -1
     lb = b.level if isinstance(b, Tracked) else -1
     if (la >= 0 and la not in _live) or (lb >= 0 and lb not in _live):
         return _apply(row, func, (a, b), {})  # drops finished levels
+    call = row.call
     if la > lb:
-        return Tracked(func(a.value, b), la, (a, b), row)
+        return Tracked(call(a.value, b), la, (a, b), row)
     if lb > la:
-        return Tracked(func(a, b.value), lb, (a, b), row)
-    return Tracked(func(a.value, b.value), la, (a, b), row)
+        return Tracked(call(a, b.value), lb, (a, b), row)
+    return Tracked(call(a.value, b.value), la, (a, b), row)
 
 
 def _apply(rule, func, args, kwargs):
-    if _state.no_grad:
+    if _no_grad_blocks and _state.no_grad:
         return _call_plain(func, args, kwargs)
     top = -1
     dead = False
