@@ -1020,17 +1020,21 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
+    # an entry may be a thunk (a function of no arguments): it is called only for an
+    # input that needs its cotangent, so rules can skip work nobody asked for
     pairs = []
     for a, ct in zip(args, cts):
         if isinstance(a, Tracked):
             if a.level == level:
-                pairs.append((a, ct))
+                pairs.append((a, ct() if callable(ct) else ct))
         elif type(a) is list or type(a) is tuple:
             if ct is None:
                 continue
+            if callable(ct):
+                ct = ct()
             for b, c in zip(a, ct):
                 if isinstance(b, Tracked) and b.level == level:
-                    pairs.append((b, c))
+                    pairs.append((b, c() if callable(c) else c))
     return pairs
 
 
@@ -1068,6 +1072,12 @@ def _project(ct, parent, batch_shape, rule):
     return ct
 
 
+def _sum_kept(ct, axes):
+    if ct.__class__ is np.ndarray:  # the ufunc method skips np.sum's Python layer
+        return np.add.reduce(ct, axis=axes, keepdims=True)
+    return np.sum(ct, axis=axes, keepdims=True)
+
+
 def _fit(ct, cshape, target, nb, rule, parent):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
     up where the cotangent is smaller than the input."""
@@ -1076,14 +1086,13 @@ def _fit(ct, cshape, target, nb, rule, parent):
     if lead > 0:
         axes = tuple(range(nb, nb + lead)) + tuple(
             i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
-        ct = np.sum(ct, axis=axes, keepdims=True)
         kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        ct = np.reshape(ct, tuple(kept[:nb] + kept[nb + lead:]))
+        ct = np.reshape(_sum_kept(ct, axes), tuple(kept[:nb] + kept[nb + lead:]))
     else:
         axes = tuple(i + lead for i in range(n)
                      if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
         if axes:
-            ct = np.sum(ct, axis=axes, keepdims=True)
+            ct = _sum_kept(ct, axes)
     if np.shape(plain(ct)) != target:
         try:
             ct = np.broadcast_to(ct, target)

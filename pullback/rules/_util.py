@@ -41,8 +41,13 @@ def unreduce(g, in_shape, axis, keepdims):
     return np.reshape(g, tuple(full))
 
 
+def is_complex(x):
+    dtype = getattr(plain(x), "dtype", None)
+    return dtype is not None and dtype.kind == "c" or isinstance(x, complex)
+
+
 def conj_if_complex(x):
-    return np.conjugate(x) if np.iscomplexobj(plain(x)) else x
+    return np.conjugate(x) if is_complex(x) else x
 
 
 def intercept(owner, name):
