@@ -240,6 +240,12 @@ class Tracked:
         return f"Tracked({plain(self)!r}, level={self.level})"
 
     def __getitem__(self, index):
+        if isinstance(index, Tracked) or type(index) is tuple and any(
+                isinstance(i, Tracked) for i in index):
+            raise TypeError(
+                "pullback: an index must be a plain integer, slice or array, not a tracked "
+                "value; build indices from plain values (np.argmax(x) is plain already)"
+            )
         return apply(getitem, (self, index), {})
 
     def __setitem__(self, index, value):
@@ -533,6 +539,8 @@ _OPERATOR_FORMS = {
 
 
 def _is_complex(v):
+    if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
+        return True
     dtype = getattr(v, "dtype", None)
     return dtype is not None and dtype.kind == "c"
 
@@ -656,12 +664,8 @@ def primitive(fn):
 
 
 def _has_tracked(items):
-    for a in items:
-        if isinstance(a, Tracked):
-            return True
-        if type(a) in (list, tuple) and any(isinstance(b, Tracked) for b in a):
-            return True
-    return False
+    top, dead = _scan(tuple(items))
+    return top >= 0 or dead
 
 
 def _name(func):
@@ -717,23 +721,7 @@ def _binary(func, a, b):
 def _apply(rule, func, args, kwargs):
     if _no_grad_blocks and _state.no_grad:
         return _call_plain(func, args, kwargs)
-    top = -1
-    dead = False
-    for a in args:
-        if isinstance(a, Tracked):
-            lvl = a.level
-            if lvl not in _live:
-                dead = True
-            elif lvl > top:
-                top = lvl
-        elif type(a) is list or type(a) is tuple:
-            for b in a:
-                if isinstance(b, Tracked):
-                    lvl = b.level
-                    if lvl not in _live:
-                        dead = True
-                    elif lvl > top:
-                        top = lvl
+    top, dead = _scan(args)
     if kwargs:
         if "out" in kwargs:
             kwargs = _without_out(func, kwargs)
@@ -749,21 +737,19 @@ def _apply(rule, func, args, kwargs):
     if rule is None:
         if func in _nondiff:
             return _call_plain(func, args, kwargs)
+        if func in _IN_PLACE:
+            raise TypeError(
+                f"pullback: {_name(func)} writes into an array in place, which cannot record "
+                "a gradient. Build the result out of place instead: np.where(mask, v, a), "
+                "np.concatenate/np.stack, or a + index_add(v, index, a.shape)."
+            )
         raise NoRuleError(
             f"pullback: no derivative rule for {_name(func)}, called on a tracked value. "
             f"Register one with @pb.rrule({_name(func)}), or call it on plain values "
             "(x.value) if no gradient should flow through it."
         )
     # unbox the top level; lower levels stay boxed and record the rule's own work
-    vals = []
-    for a in args:
-        if isinstance(a, Tracked):
-            vals.append(a.value if a.level == top else a)
-        elif type(a) is list or type(a) is tuple:
-            vals.append(type(a)(b.value if isinstance(b, Tracked) and b.level == top else b
-                                for b in a))
-        else:
-            vals.append(a)
+    vals = [_unbox(a, top) for a in args]
     if rule.__class__ is Elementwise:
         out = func(*vals, **kwargs)
         if not _inexact(out):
@@ -785,6 +771,55 @@ def _without_out(func, kwargs):
             "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
         )
     return {k: v for k, v in kwargs.items() if k != "out"}
+
+
+_IN_PLACE = frozenset(f for f in (
+    np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
+    if f is not None)
+
+
+class NotImplementedCotangent:
+    """What a pullback returns for an argument it has no derivative for; it is an error
+    only if that argument was tracked (ChainRules' ``@not_implemented``)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def not_implemented(reason):
+    """A cotangent entry saying the rule has no derivative for this argument.
+
+    >>> return ans, lambda g: (g * w, pb.core.not_implemented("the probabilities q"))
+    """
+    return NotImplementedCotangent(reason)
+
+
+def _scan(items):
+    """The highest live level among tracked values in ``items`` (looking into nested lists
+    and tuples, as np.block's arguments are), and whether any has a finished level."""
+    top, dead = -1, False
+    stack = [items]
+    while stack:
+        for a in stack.pop():
+            if isinstance(a, Tracked):
+                lvl = a.level
+                if lvl not in _live:
+                    dead = True
+                elif lvl > top:
+                    top = lvl
+            elif type(a) is list or type(a) is tuple:
+                stack.append(a)
+    return top, dead
+
+
+def _unbox(a, top):
+    if isinstance(a, Tracked):
+        return a.value if a.level == top else a
+    if type(a) is list or type(a) is tuple:
+        return type(a)(_unbox(b, top) for b in a)
+    return a
 
 
 def _inexact(out):
@@ -873,6 +908,12 @@ def _bind_positional(func, args, kwargs):
             kw[p.name] = v
         else:
             pos.append(v)
+    stuck = [k for k, v in kw.items() if isinstance(v, Tracked)]
+    if stuck:
+        raise TypeError(
+            f"pullback: {_name(func)} takes the tracked argument {stuck[0]!r} only by "
+            "keyword, which its rule cannot differentiate; pass it positionally"
+        )
     return tuple(pos), kw
 
 
@@ -1023,19 +1064,29 @@ def _match(node, cts):
     # an entry may be a thunk (a function of no arguments): it is called only for an
     # input that needs its cotangent, so rules can skip work nobody asked for
     pairs = []
-    for a, ct in zip(args, cts):
+    for i, (a, ct) in enumerate(zip(args, cts)):
         if isinstance(a, Tracked):
             if a.level == level:
+                if ct.__class__ is NotImplementedCotangent:
+                    raise NoRuleError(
+                        f"pullback: {_pullback_name(node.rule)} has no derivative with "
+                        f"respect to argument {i} ({ct.reason}); pass it as a plain value"
+                    )
                 pairs.append((a, ct() if callable(ct) else ct))
-        elif type(a) is list or type(a) is tuple:
-            if ct is None:
-                continue
-            if callable(ct):
-                ct = ct()
-            for b, c in zip(a, ct):
-                if isinstance(b, Tracked) and b.level == level:
-                    pairs.append((b, c() if callable(c) else c))
+        elif (type(a) is list or type(a) is tuple) and ct is not None:
+            _match_nested(a, ct, level, pairs)
     return pairs
+
+
+def _match_nested(args, cts, level, pairs):
+    if callable(cts):
+        cts = cts()
+    for b, c in zip(args, cts):
+        if isinstance(b, Tracked):
+            if b.level == level:
+                pairs.append((b, c() if callable(c) else c))
+        elif (type(b) is list or type(b) is tuple) and c is not None:
+            _match_nested(b, c, level, pairs)
 
 
 def _pullback_name(rule):

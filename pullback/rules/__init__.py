@@ -11,7 +11,9 @@ from . import (  # noqa: F401
     nondiff,
     products,
     reductions,
+    scans,
     shapes,
+    sorting,
 )
 
 if importlib.util.find_spec("scipy") is not None:

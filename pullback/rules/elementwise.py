@@ -1,13 +1,27 @@
 """Elementwise functions, declared as data: each row names the function and its local
 derivative for each argument, as a function of the answer and the arguments.
 
-Kink conventions (documented in the README): abs'(0) = 0; ties of maximum/minimum share
-the gradient equally; sqrt'(0) = +inf, and a zero cotangent still gives zero there.
+Conventions (docs/conventions.md): abs'(0) = 0; ties of maximum/minimum/fmax/fmin share
+the gradient equally; sqrt'(0) = +inf, and on rows marked ``singular`` a zero cotangent
+still gives zero where the derivative is infinite or NaN; clip at a bound passes the
+gradient to x. Complex rows give the holomorphic derivative f'(z) and the engine
+conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) are rules.
 """
 
 import numpy as np
 
-from ..core import MINUS_ONE, ONE, elementwise, nondifferentiable, plain, rrule
+from ..core import MINUS_ONE, ONE, Tracked, elementwise, nondifferentiable, plain, rrule
+from ._util import conj_if_complex
+
+LN2 = np.log(2.0)
+LN10 = np.log(10.0)
+RAD_PER_DEG = np.pi / 180.0
+DEG_PER_RAD = 180.0 / np.pi
+
+
+def _nonzero(d):
+    """``d`` with its zeros replaced by ones: a denominator for a 0/0 whose convention is 0."""
+    return np.where(d == 0, 1, d)
 
 
 def _tie_share(x, y):
@@ -15,21 +29,45 @@ def _tie_share(x, y):
     return np.greater(x, y) + 0.5 * np.equal(x, y)
 
 
+def _fmax_share(x, y):
+    # as for maximum, but a NaN loses: fmax(x, nan) = x
+    return np.where(np.isnan(plain(y)), 1.0, _tie_share(x, y))
+
+
+def _fmin_share(x, y):
+    return np.where(np.isnan(plain(y)), 1.0, _tie_share(y, x))
+
+
 def _abs_deriv(ans, x):
-    if np.iscomplexobj(x):
+    if np.iscomplexobj(plain(x)):
         # d|z|: the cotangent of z is g * z / |z| (0 at z = 0); the engine conjugates
-        return np.conjugate(x) / np.where(ans == 0, 1, ans)
+        return np.conjugate(x) / _nonzero(ans)
     return np.sign(x)  # abs'(0) = 0
 
 
 def _power_dbase(ans, x, y):
+    if not isinstance(y, Tracked):
+        # x ** 0 is the constant 1: its derivative is 0 even at x = 0 (no 0 * inf there)
+        return y * np.power(x, np.where(np.equal(y, 0), 0, np.subtract(y, 1)))
     return y * np.power(x, y - 1)
 
 
 def _power_dexponent(ans, x, y):
     # d x**y / dy = log(x) x**y; at x = 0 the limit for y > 0 is 0
-    safe = np.where(x == 0, 1, x)
-    return np.where(x == 0, 0, np.log(safe) * ans)
+    return np.where(x == 0, 0, np.log(_nonzero(x)) * ans)
+
+
+def _remainder_ddivisor(ans, x, y):
+    # x - n * y with n = trunc(x / y) (fmod) or floor(x / y) (remainder), read off exactly
+    return -np.round((plain(x) - plain(ans)) / plain(y))
+
+
+def _arctan2_dy(ans, y, x):
+    return x / _nonzero(x * x + y * y)  # 0 at the origin
+
+
+def _arctan2_dx(ans, y, x):
+    return -y / _nonzero(x * x + y * y)
 
 
 elementwise(np.add, ONE, ONE)
@@ -37,26 +75,143 @@ elementwise(np.subtract, ONE, MINUS_ONE)
 elementwise(np.multiply, lambda ans, x, y: y, lambda ans, x, y: x)
 elementwise(np.true_divide, lambda ans, x, y: 1 / y, lambda ans, x, y: -ans / y, singular=True)
 elementwise(np.power, _power_dbase, _power_dexponent, singular=True)
+elementwise(np.float_power, _power_dbase, _power_dexponent, singular=True)
 elementwise(np.negative, MINUS_ONE)
 elementwise(np.positive, ONE)
+elementwise(np.reciprocal, lambda ans, x: -ans * ans, singular=True)
 elementwise(np.absolute, _abs_deriv)
+elementwise(np.fabs, lambda ans, x: np.sign(x))  # fabs'(0) = 0
 elementwise(np.exp, lambda ans, x: ans)
+elementwise(np.exp2, lambda ans, x: ans * LN2)
+elementwise(np.expm1, lambda ans, x: ans + 1)
 elementwise(np.log, lambda ans, x: 1 / x, singular=True)
+elementwise(np.log2, lambda ans, x: 1 / (x * LN2), singular=True)
+elementwise(np.log10, lambda ans, x: 1 / (x * LN10), singular=True)
+elementwise(np.log1p, lambda ans, x: 1 / (1 + x), singular=True)
+elementwise(np.logaddexp, lambda ans, x, y: np.exp(x - ans), lambda ans, x, y: np.exp(y - ans))
+elementwise(np.logaddexp2, lambda ans, x, y: np.exp2(x - ans),
+            lambda ans, x, y: np.exp2(y - ans))
+elementwise(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)  # sqrt'(0) = +inf
+elementwise(np.cbrt, lambda ans, x: 1 / (3 * ans * ans), singular=True)
+elementwise(np.square, lambda ans, x: 2 * x)
 elementwise(np.sin, lambda ans, x: np.cos(x))
 elementwise(np.cos, lambda ans, x: -np.sin(x))
+elementwise(np.tan, lambda ans, x: 1 + ans * ans)
+elementwise(np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x * x), singular=True)
+elementwise(np.arccos, lambda ans, x: -1 / np.sqrt(1 - x * x), singular=True)
+elementwise(np.arctan, lambda ans, x: 1 / (1 + x * x), singular=True)
+elementwise(np.arctan2, _arctan2_dy, _arctan2_dx)
+elementwise(np.hypot, lambda ans, x, y: x / _nonzero(ans),  # 0 at the origin, like norm
+            lambda ans, x, y: y / _nonzero(ans))
+elementwise(np.sinh, lambda ans, x: np.cosh(x))
+elementwise(np.cosh, lambda ans, x: np.sinh(x))
 elementwise(np.tanh, lambda ans, x: 1 - ans * ans)
-elementwise(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)  # sqrt'(0) = +inf
-elementwise(np.square, lambda ans, x: 2 * x)
+elementwise(np.arcsinh, lambda ans, x: 1 / np.sqrt(x * x + 1), singular=True)
+# sqrt(x - 1) sqrt(x + 1), not sqrt(x * x - 1): the principal branch for complex x
+elementwise(np.arccosh, lambda ans, x: 1 / (np.sqrt(x - 1) * np.sqrt(x + 1)), singular=True)
+elementwise(np.arctanh, lambda ans, x: 1 / (1 - x * x), singular=True)
+elementwise(np.deg2rad, lambda ans, x: RAD_PER_DEG)
+elementwise(np.radians, lambda ans, x: RAD_PER_DEG)
+elementwise(np.rad2deg, lambda ans, x: DEG_PER_RAD)
+elementwise(np.degrees, lambda ans, x: DEG_PER_RAD)
 elementwise(np.maximum, lambda ans, x, y: _tie_share(x, y), lambda ans, x, y: _tie_share(y, x))
 elementwise(np.minimum, lambda ans, x, y: _tie_share(y, x), lambda ans, x, y: _tie_share(x, y))
+elementwise(np.fmax, lambda ans, x, y: _fmax_share(x, y), lambda ans, x, y: _fmax_share(y, x))
+elementwise(np.fmin, lambda ans, x, y: _fmin_share(x, y), lambda ans, x, y: _fmin_share(y, x))
+# copysign(x, y) = |x| sign(y): abs'(0) = 0 in x, piecewise constant in y
+elementwise(np.copysign, lambda ans, x, y: np.sign(plain(x)) * np.copysign(1.0, plain(y)),
+            lambda ans, x, y: 0.0)
+elementwise(np.fmod, ONE, _remainder_ddivisor)
+elementwise(np.remainder, ONE, _remainder_ddivisor)
+# heaviside(x, h0) is piecewise constant in x (a jump at 0: derivative 0 there too) and
+# equals h0 where x == 0: a rule rather than a constant, so that h0 gets its gradient
+elementwise(np.heaviside, lambda ans, x, h0: 0.0,
+            lambda ans, x, h0: np.equal(plain(x), 0).astype(plain(ans).dtype))
 
 nondifferentiable(
     np.floor_divide,  # piecewise constant: zero gradient
-    np.sign, np.floor, np.ceil, np.rint, np.trunc,
+    np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
     np.isnan, np.isinf, np.isfinite, np.signbit,
 )
+
+
+@rrule(np.conjugate)
+def conjugate_rule(x):
+    def conjugate_pullback(g):
+        return (np.conjugate(g),)
+
+    return np.conjugate(x), conjugate_pullback
+
+
+@rrule(np.real)
+def real_rule(val):
+    def real_pullback(g):
+        return (g,)  # Re z moves with Re z only: the gradient g + 0i
+
+    return np.real(val), real_pullback
+
+
+@rrule(np.imag)
+def imag_rule(val):
+    complex_input = np.iscomplexobj(plain(val))
+
+    def imag_pullback(g):
+        # Im z moves with Im z only: the gradient 0 + i g (the imaginary part of a real
+        # array is the constant 0)
+        return (1j * g if complex_input else None,)
+
+    return np.imag(val), imag_pullback
+
+
+@rrule(np.angle)
+def angle_rule(z, deg=False):
+    complex_input = np.iscomplexobj(plain(z))
+
+    def angle_pullback(g):
+        if not complex_input:
+            return (None, None)  # 0 or pi: constant along the real line
+        # d angle(z) = Im(dz / z): the gradient is i z / |z|^2 (0 at z = 0)
+        ct = g * 1j * z / _nonzero(np.real(z) ** 2 + np.imag(z) ** 2)
+        return (ct * DEG_PER_RAD if deg else ct, None)
+
+    return np.angle(z, deg=deg), angle_pullback
+
+
+@rrule(np.sinc)
+def sinc_rule(x):
+    ans = np.sinc(x)
+
+    def sinc_pullback(g):
+        return (g * conj_if_complex(_sinc_deriv(x, ans)),)
+
+    return ans, sinc_pullback
+
+
+def _sinc_deriv(x, ans):
+    # (cos(pi x) - sinc(x)) / x, and its Taylor series -pi^2 x / 3 + pi^4 x^3 / 30 near 0,
+    # where the quotient cancels (exact to double precision below |x| = 1e-3)
+    small = np.abs(plain(x)) < 1e-3
+    series = np.pi ** 2 * x * (np.pi ** 2 * x * x / 30 - 1 / 3)
+    quotient = (np.cos(np.pi * x) - ans) / np.where(small, 1, x)
+    return np.where(small, series, quotient)
+
+
+@rrule(np.nan_to_num)
+def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    ans = np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+
+    def nan_to_num_pullback(g):
+        # finite entries pass through; replaced ones are constants
+        px = plain(x)
+        zero = np.zeros((), dtype=plain(g).dtype)
+        if np.iscomplexobj(px):
+            return (np.where(np.isfinite(px.real), np.real(g), 0)
+                    + 1j * np.where(np.isfinite(px.imag), np.imag(g), 0),)
+        return (np.where(np.isfinite(px), g, zero),)
+
+    return ans, nan_to_num_pullback
 
 
 @rrule(np.clip)
