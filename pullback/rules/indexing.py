@@ -1,4 +1,11 @@
-"""Indexing (``x[...]`` in every form) and selection (``np.where``)."""
+"""Indexing (``x[...]`` in every form) and selection: take, take_along_axis, compress,
+extract, choose, select, where, diagonal, diag, tril, triu.
+
+Every gather is ``x[index]`` for some index, and its pullback is ``index_add``: the
+cotangent added into zeros at ``index`` (repeated indices add up). ``index_add`` is
+itself a registered primitive, whose pullback is the gather again, so these rules are
+differentiable to every order.
+"""
 
 import numpy as np
 
@@ -26,7 +33,7 @@ def normalize_index(index, ndim):
         if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
             continue
         if isinstance(i, np.ndarray) and i.dtype == bool:
-            consumed += max(i.ndim, 1) if i.ndim else 0
+            consumed += i.ndim
         else:
             consumed += 1
     for k, i in enumerate(items):
@@ -51,7 +58,14 @@ def _batch_first(g, nb):
 @primitive
 def index_add(g, index, shape):
     """A zero array of ``shape`` with ``g`` added at ``index`` (repeated indices add up):
-    the transpose of ``x[index]``."""
+    the transpose of ``x[index]`` for ``x`` of that shape. ``index`` applies to the
+    leading axes; trailing axes of ``shape`` it leaves alone are carried along. It is
+    ``np.add.at(np.zeros(shape), index, g)`` without the update in place.
+
+    >>> index_add(np.ones(3), [0, 0, 2], (4,))
+    array([2., 0., 1., 0.])
+    """
+    index = normalize_index(index, len(shape))
     out = np.zeros(shape, dtype=np.result_type(g))
     if _gathers(index):
         np.add.at(out, index, g)
@@ -60,40 +74,250 @@ def index_add(g, index, shape):
     return out
 
 
-@rrule(getitem)
-def getitem_rule(x, index):
-    shape = shape_of(x)
-    index = normalize_index(index, len(shape))
-    ans = x[index]
-    out_ndim = np.ndim(plain(ans))
-
-    def getitem_pullback(g):
-        gshape = shape_of(g)
-        nb = len(gshape) - out_ndim
-        moved = _batch_last(g, nb)
-        return (_batch_first(index_add(moved, index, shape + gshape[:nb]), nb), None)
-
-    return ans, getitem_pullback
-
-
 @rrule(index_add)
 def index_add_rule(g, index, shape):
     ans = index_add(g, index, shape)
+    index = normalize_index(index, len(shape))
 
     def index_add_pullback(ct):
         nb = len(shape_of(ct)) - len(shape)
-        return (_batch_first(_batch_last(ct, nb)[index], nb), None, None)
+        return _batch_first(_batch_last(ct, nb)[index], nb), None, None
 
     return ans, index_add_pullback
 
 
+def _scatter(index, shape, out_ndim):
+    """The pullback of ``x[index]`` (index normalized) for ``x`` of ``shape``."""
+
+    def scatter(g):
+        gshape = shape_of(g)
+        nb = len(gshape) - out_ndim
+        # batch axes go last, where the index leaves them alone, and come back first
+        return _batch_first(index_add(_batch_last(g, nb), index, shape + gshape[:nb]), nb)
+
+    return scatter
+
+
+def _gather(x, index):
+    """``x[index]`` and the pullback of the gather."""
+    shape = shape_of(x)
+    index = normalize_index(index, len(shape))
+    ans = x[index]
+    return ans, _scatter(index, shape, len(shape_of(ans)))
+
+
+def _flat_gather(x, indices):
+    """``np.ravel(x)[indices]`` and the pullback of the gather."""
+    shape = shape_of(x)
+    ans, scatter = _gather(np.ravel(x), (indices,))
+
+    def flat_scatter(g):
+        ct = scatter(g)
+        return np.reshape(ct, shape_of(ct)[:len(shape_of(ct)) - 1] + shape)
+
+    return ans, flat_scatter
+
+
+@rrule(getitem)
+def getitem_rule(x, index):
+    ans, scatter = _gather(x, index)
+
+    def getitem_pullback(g):
+        return scatter(g), None
+
+    return ans, getitem_pullback
+
+
+def _along(indices, axis, ndim):
+    """The index taking ``indices`` along ``axis`` (every element of the other axes)."""
+    return (slice(None),) * (axis % ndim) + (indices,)
+
+
+@rrule(np.take)
+def take_rule(a, indices, axis=None, out=None, mode="raise"):
+    shape = shape_of(a)
+    indices = np.asarray(indices)
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    if mode == "wrap":
+        indices = indices % n
+    elif mode == "clip":
+        indices = np.clip(indices, 0, n - 1)
+    if axis is None:
+        ans, scatter = _flat_gather(a, indices)
+    else:
+        ans, scatter = _gather(a, _along(indices, axis, len(shape)))
+
+    def take_pullback(g):
+        return scatter(g), None, None, None, None
+
+    return ans, take_pullback
+
+
+@rrule(np.take_along_axis)
+def take_along_axis_rule(arr, indices, axis=-1):
+    shape = shape_of(arr)
+    if axis is None:
+        ans, scatter = _flat_gather(arr, indices)
+    else:
+        ndim = len(shape)
+        grid = np.ogrid[tuple(slice(s) for s in shape)]
+        ans, scatter = _gather(arr, tuple(indices if i == axis % ndim else grid[i]
+                                          for i in range(ndim)))
+
+    def take_along_axis_pullback(g):
+        return scatter(g), None, None
+
+    return ans, take_along_axis_pullback
+
+
+@rrule(np.compress)
+def compress_rule(condition, a, axis=None, out=None):
+    taken = np.flatnonzero(plain(condition))
+    if axis is None:
+        ans, scatter = _flat_gather(a, taken)
+    else:
+        ans, scatter = _gather(a, _along(taken, axis, len(shape_of(a))))
+
+    def compress_pullback(g):
+        return None, scatter(g), None, None
+
+    return ans, compress_pullback
+
+
+@rrule(np.extract)
+def extract_rule(condition, arr):
+    ans, scatter = _flat_gather(arr, np.flatnonzero(plain(condition)))
+
+    def extract_pullback(g):
+        return None, scatter(g)
+
+    return ans, extract_pullback
+
+
+# ---------------------------------------------------------------------------- choices
+
+def _zero(g):
+    return np.zeros((), dtype=plain(g).dtype)
+
+
+@rrule(np.choose)
+def choose_rule(a, choices, out=None, mode="raise"):
+    ans = np.choose(a, choices, mode=mode)
+    which = np.asarray(plain(a))
+    n = len(choices)
+    if mode == "wrap":
+        which = which % n
+    elif mode == "clip":
+        which = np.clip(which, 0, n - 1)
+    out_ndim = len(shape_of(ans))
+
+    def choose_pullback(g):
+        if isinstance(choices, (list, tuple)):
+            return None, [np.where(which == k, g, _zero(g)) for k in range(n)], None, None
+        # one array of choices along its first axis
+        onehot = which == np.reshape(np.arange(n), (n,) + (1,) * out_ndim)
+        ct = np.expand_dims(g, -out_ndim - 1) * onehot
+        extra = out_ndim - (len(shape_of(choices)) - 1)  # axes broadcasting put in front
+        if extra > 0:
+            ct = np.sum(ct, axis=tuple(range(-out_ndim, -out_ndim + extra)))
+        return None, ct, None, None
+
+    return ans, choose_pullback
+
+
+@rrule(np.select)
+def select_rule(condlist, choicelist, default=0):
+    ans = np.select(condlist, choicelist, default)
+    conds = [np.asarray(plain(c), dtype=bool) for c in condlist]
+
+    def select_pullback(g):
+        cts, taken = [], np.zeros((), dtype=bool)
+        for c in conds:  # the first true condition chooses
+            cts.append(np.where(c & ~taken, g, _zero(g)))
+            taken = taken | c
+        return None, cts, np.where(taken, _zero(g), g)
+
+    return ans, select_pullback
+
+
 @rrule(np.where)
 def where_rule(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.nonzero(plain(condition)), None
     ans = np.where(condition, x, y)
     cond = plain(condition)
 
     def where_pullback(g):
-        zero = np.zeros((), dtype=plain(g).dtype)
-        return (None, np.where(cond, g, zero), np.where(cond, zero, g))
+        return None, np.where(cond, g, _zero(g)), np.where(cond, _zero(g), g)
 
     return ans, where_pullback
+
+
+# ---------------------------------------------------------------------------- diagonals
+
+def _diagonal_index(shape, offset, axis1, axis2):
+    """The index of ``x[index]`` taking the ``offset`` diagonal of axes ``axis1``,
+    ``axis2``, and the position of the diagonal's axis in that result."""
+    ndim = len(shape)
+    ax1, ax2 = axis1 % ndim, axis2 % ndim
+    n = max(0, min(shape[ax1] + min(offset, 0), shape[ax2] - max(offset, 0)))
+    steps = np.arange(n)
+    index = [slice(None)] * ndim
+    index[ax1] = steps - min(offset, 0)
+    index[ax2] = steps + max(offset, 0)
+    # advanced indices next to each other stay in place; apart, they go first
+    position = min(ax1, ax2) if abs(ax1 - ax2) == 1 else 0
+    return tuple(index), position
+
+
+def _diagonal_scatter(shape, offset, axis1, axis2):
+    """The pullback of ``np.diagonal(x, offset, axis1, axis2)`` for ``x`` of ``shape``."""
+    index, position = _diagonal_index(shape, offset, axis1, axis2)
+    out_ndim = len(shape) - 1
+    scatter = _scatter(index, shape, out_ndim)
+
+    def diagonal_scatter(g):
+        return scatter(np.moveaxis(g, -1, position - out_ndim))
+
+    return diagonal_scatter
+
+
+@rrule(np.diagonal)
+def diagonal_rule(a, offset=0, axis1=0, axis2=1):
+    ans = np.diagonal(a, offset, axis1, axis2)
+    scatter = _diagonal_scatter(shape_of(a), offset, axis1, axis2)
+
+    def diagonal_pullback(g):
+        return scatter(g), None, None, None
+
+    return ans, diagonal_pullback
+
+
+@rrule(np.diag)
+def diag_rule(v, k=0):
+    ans = np.diag(v, k)
+    shape = shape_of(v)
+
+    def diag_pullback(g):
+        if len(shape) == 1:  # vector to matrix: read the diagonal back
+            return np.diagonal(g, k, -2, -1), None
+        return _diagonal_scatter(shape, k, 0, 1)(g), None
+
+    return ans, diag_pullback
+
+
+def _triangle_rule(func):
+    def triangle_rule(m, k=0):
+        # a triangle of a matrix (or of a 1-d array broadcast to rows): its own transpose
+        def triangle_pullback(g):
+            return func(g, k), None
+
+        triangle_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return func(m, k), triangle_pullback
+
+    triangle_rule.__qualname__ = f"{func.__name__}_rule"
+    return triangle_rule
+
+
+rrule(np.tril)(_triangle_rule(np.tril))
+rrule(np.triu)(_triangle_rule(np.triu))

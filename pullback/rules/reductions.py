@@ -1,44 +1,207 @@
-"""Reductions: sum, mean, prod, max, min."""
+"""Reductions: sum, mean, average, prod, max/min, ptp, var/std, their nan-forms, trace,
+and the ufunc methods ``reduce``, ``outer`` and ``at``.
+
+A nan-form is its plain form restricted to the non-NaN elements (``where=~isnan(a)``), so
+the two share one pullback. Kink conventions: ties of max/min share the gradient equally
+(np.max([1, 3, 3]) sends [0, 1/2, 1/2]); std at a constant slice has gradient 0 (as the
+norm at 0).
+"""
 
 import numpy as np
 
-from ..core import plain, rrule
-from ._util import normalize_axes, shape_of, unreduce
+from ..core import plain, rrule, ufunc_method
+from ._util import conj_if_complex, normalize_axes, shape_of, unreduce
+from .scans import _cumprod_vjp, _no_out
+
+_NoValue = np._NoValue
 
 
-@rrule(np.sum)
-def sum_rule(a, axis=None, dtype=None, keepdims=False):
-    ans = np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+def _given(**kwargs):
+    """The keyword arguments that were given (NumPy's own defaults for the rest)."""
+    return {k: v for k, v in kwargs.items() if v is not _NoValue}
+
+
+def _mask(where, nan_of=None):
+    """The plain mask of the elements taking part: ``where``, and not NaN for a nan-form."""
+    mask = plain(where) if where is not _NoValue else True
+    if nan_of is not None:
+        mask = np.logical_and(mask, ~np.isnan(plain(nan_of)))
+    return mask
+
+
+def _masked(ct, mask):
+    if mask is True:
+        return ct
+    return np.where(mask, ct, np.zeros((), dtype=plain(ct).dtype))
+
+
+def _count(shape, axis, mask):
+    """How many elements each reduced slice takes in (keeping the reduced axes)."""
+    if mask is True:
+        axes = normalize_axes(axis, len(shape))
+        return int(np.prod([shape[i] for i in axes]))
+    return np.sum(np.broadcast_to(mask, shape), axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------------------- sum, mean
+
+def _sum_rule(func, nan):
+    def sum_rule(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+                 where=_NoValue):
+        _no_out(func, out)
+        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims,
+                   **_given(initial=initial, where=where))
+        shape = shape_of(a)
+
+        def sum_pullback(g):
+            ct = _masked(unreduce(g, shape, axis, keepdims), _mask(where, a if nan else None))
+            return ct, None, None, None, None, (None if initial is _NoValue else g), None
+
+        sum_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, sum_pullback
+
+    sum_rule.__qualname__ = f"{func.__name__}_rule"
+    return sum_rule
+
+
+rrule(np.sum)(_sum_rule(np.sum, nan=False))
+rrule(np.nansum)(_sum_rule(np.nansum, nan=True))
+
+
+def _mean_rule(func, nan):
+    def mean_rule(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
+        _no_out(func, out)
+        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims, **_given(where=where))
+        shape = shape_of(a)
+
+        def mean_pullback(g):
+            mask = _mask(where, a if nan else None)
+            ct = unreduce(g, shape, axis, keepdims) / _count(shape, axis, mask)
+            return _masked(ct, mask), None, None, None, None
+
+        mean_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, mean_pullback
+
+    mean_rule.__qualname__ = f"{func.__name__}_rule"
+    return mean_rule
+
+
+rrule(np.mean)(_mean_rule(np.mean, nan=False))
+rrule(np.nanmean)(_mean_rule(np.nanmean, nan=True))
+
+
+@rrule(np.average)
+def average_rule(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    ans = np.average(a, axis=axis, weights=weights, returned=returned, keepdims=keepdims)
     shape = shape_of(a)
+    ndim = len(shape)
+    axes = normalize_axes(axis, ndim)
 
-    def sum_pullback(g):
-        return (unreduce(g, shape, axis, keepdims),)
+    def average_pullback(g):
+        g_avg, g_total = g if returned else (g, None)
+        g_avg = unreduce(g_avg, shape, axis, keepdims)
+        if weights is None:
+            return g_avg / int(np.prod([shape[i] for i in axes])), None, None, None
+        w = weights
+        if shape_of(w) != shape:  # weights along ``axis`` only, as NumPy lays them out
+            order = np.argsort(np.atleast_1d(axis) % ndim)
+            w = np.reshape(np.transpose(w, order),
+                           tuple(s if i in axes else 1 for i, s in enumerate(shape)))
+        total = np.sum(w, axis=axis, keepdims=True)
 
-    return ans, sum_pullback
+        def weights_cotangent():  # only when the weights are tracked
+            avg = unreduce(ans[0] if returned else ans, shape, axis, keepdims)
+            ct = g_avg * conj_if_complex((a - avg) / total)
+            if returned:
+                ct = ct + unreduce(g_total, shape, axis, keepdims)
+            return _weights_back(ct, shape_of(weights), shape, axis, axes)
+
+        return g_avg * conj_if_complex(w / total), None, weights_cotangent, None
+
+    return ans, average_pullback
 
 
-@rrule(np.mean)
-def mean_rule(a, axis=None, dtype=None, keepdims=False):
-    ans = np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    shape = shape_of(a)
-    count = int(np.prod([shape[i] for i in normalize_axes(axis, len(shape))]))
+def _weights_back(ct, w_shape, shape, axis, axes):
+    """The cotangent of 1-d (or per-axis) weights from one of ``a``'s shape (plus batch)."""
+    if w_shape == shape:
+        return ct
+    ndim = len(shape)
+    ct = np.broadcast_to(ct, shape_of(ct)[:len(shape_of(ct)) - ndim] + shape)
+    ct = np.sum(ct, axis=tuple(i - ndim for i in range(ndim) if i not in axes))
+    order = np.argsort(np.atleast_1d(axis) % ndim)
+    k = len(order)
+    nb = len(shape_of(ct)) - k
+    return np.transpose(ct, tuple(range(nb)) + tuple(nb + i for i in np.argsort(order)))
 
-    def mean_pullback(g):
-        return (unreduce(g, shape, axis, keepdims) / count,)
 
-    return ans, mean_pullback
+# ---------------------------------------------------------------------------- var, std
+
+def _var_rule(func, nan, root):
+    def var_rule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
+                 where=_NoValue, mean=_NoValue, correction=_NoValue):
+        _no_out(func, out)
+        ans = func(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+                   **_given(where=where, mean=mean, correction=correction))
+        shape = shape_of(a)
+        dof = ddof if correction is _NoValue else correction
+
+        def var_pullback(g):
+            mask = _mask(where, a if nan else None)
+            kw = {} if mask is True else {"where": mask}
+            centred = _masked(a - np.mean(a, axis=axis, keepdims=True, **kw), mask)
+            scale = unreduce(g, shape, axis, keepdims) / (_count(shape, axis, mask) - dof)
+            if root:
+                # std at a constant slice: gradient 0 (the norm at 0), not 0/0
+                std = unreduce(ans, shape, axis, keepdims)
+                scale = scale / np.where(plain(std) == 0, 1, std)
+            else:
+                scale = 2 * scale
+            return scale * centred, None, None, None, None, None
+
+        var_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, var_pullback
+
+    var_rule.__qualname__ = f"{func.__name__}_rule"
+    return var_rule
 
 
-def _extremum_rule(func):
-    def extremum_rule(a, axis=None, keepdims=False):
-        ans = func(a, axis=axis, keepdims=keepdims)
+rrule(np.var)(_var_rule(np.var, nan=False, root=False))
+rrule(np.std)(_var_rule(np.std, nan=False, root=True))
+rrule(np.nanvar)(_var_rule(np.nanvar, nan=True, root=False))
+rrule(np.nanstd)(_var_rule(np.nanstd, nan=True, root=True))
+
+
+# ---------------------------------------------------------------------------- max, min, ptp
+
+def _share(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
+    """Where ``a`` attains the extremum ``ans``, each of the tied elements' share of it
+    (ties share equally; a NaN extremum goes to the NaNs). Also the share of ``initial``."""
+    x = plain(a)
+    best = unreduce(plain(ans), shape, axis, keepdims)
+    hit = np.equal(x, best) | (np.isnan(x) & np.isnan(best))
+    if mask is not True:
+        hit = hit & mask
+    count = np.sum(hit, axis=axis, keepdims=True)
+    init_hit = None
+    if initial is not _NoValue:
+        init_hit = np.equal(plain(initial), best)
+        count = count + init_hit
+    count = np.maximum(count, 1)
+    return hit / count, (None if init_hit is None else init_hit / count)
+
+
+def _extremum_rule(func, nan):
+    def extremum_rule(a, axis=None, out=None, keepdims=False, initial=_NoValue,
+                      where=_NoValue):
+        _no_out(func, out)
+        ans = func(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def extremum_pullback(g):
-            # ties share the gradient equally
-            hit = np.equal(a, unreduce(ans, shape, axis, keepdims))
-            share = hit / np.sum(hit, axis=axis, keepdims=True)
-            return (unreduce(g, shape, axis, keepdims) * share,)
+            share, init_share = _share(a, ans, shape, axis, keepdims, _mask(where), initial)
+            g = unreduce(g, shape, axis, keepdims)
+            ct_initial = None if init_share is None else g * init_share
+            return g * share, None, None, None, ct_initial, None
 
         extremum_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, extremum_pullback
@@ -47,42 +210,150 @@ def _extremum_rule(func):
     return extremum_rule
 
 
-rrule(np.max)(_extremum_rule(np.max))
-rrule(np.min)(_extremum_rule(np.min))
+# np.amax and np.amin are separate functions from np.max and np.min in NumPy 2
+for _f in (np.max, np.amax, np.min, np.amin):
+    rrule(_f)(_extremum_rule(_f, nan=False))
+for _f in (np.nanmax, np.nanmin):
+    rrule(_f)(_extremum_rule(_f, nan=True))
 
 
-@rrule(np.prod)
-def prod_rule(a, axis=None, dtype=None, keepdims=False):
-    ans = np.prod(a, axis=axis, dtype=dtype, keepdims=keepdims)
+@rrule(np.ptp)
+def ptp_rule(a, axis=None, out=None, keepdims=False):
+    _no_out(np.ptp, out)
+    ans = np.ptp(a, axis=axis, keepdims=keepdims)
     shape = shape_of(a)
 
-    def prod_pullback(g):
-        if np.all(plain(a) != 0):
-            others = unreduce(ans, shape, axis, keepdims) / a
-        else:
-            others = _others_product(a, axis)
-        return (unreduce(g, shape, axis, keepdims) * others,)
+    def ptp_pullback(g):
+        top, _ = _share(a, np.max(plain(a), axis=axis, keepdims=True), shape, axis, True, True)
+        bottom, _ = _share(a, np.min(plain(a), axis=axis, keepdims=True), shape, axis, True,
+                           True)
+        return unreduce(g, shape, axis, keepdims) * (top - bottom), None, None, None
 
-    return ans, prod_pullback
+    return ans, ptp_pullback
 
 
-def _others_product(a, axis):
-    """For each element, the product of the other elements along ``axis`` (exact when
-    some elements are zero): exclusive cumulative products from both ends."""
+# ---------------------------------------------------------------------------- prod
+
+def _prod_rule(func, nan):
+    def prod_rule(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+                  where=_NoValue):
+        _no_out(func, out)
+        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims,
+                   **_given(initial=initial, where=where))
+        shape = shape_of(a)
+
+        def prod_pullback(g):
+            mask = _mask(where, a if nan else None)
+            x = a if mask is True else np.where(mask, a, 1)
+            g = unreduce(g, shape, axis, keepdims)
+            if np.all(plain(x) != 0):
+                ct = g * conj_if_complex(unreduce(ans, shape, axis, keepdims) / x)
+            else:
+                scale = g if initial is _NoValue else g * conj_if_complex(initial)
+                ct = _others_product_vjp(x, axis, scale)
+            ct_initial = None
+            if initial is not _NoValue:
+                ct_initial = g * conj_if_complex(np.prod(x, axis=axis, keepdims=True))
+            return _masked(ct, mask), None, None, None, None, ct_initial, None
+
+        prod_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, prod_pullback
+
+    prod_rule.__qualname__ = f"{func.__name__}_rule"
+    return prod_rule
+
+
+rrule(np.prod)(_prod_rule(np.prod, nan=False))
+rrule(np.nanprod)(_prod_rule(np.nanprod, nan=True))
+
+
+def _others_product_vjp(x, axis, g):
+    """``g`` times (the conjugate of) the product of the other elements along ``axis``,
+    exact where elements are zero, to every order: the product is the last cumulative
+    product, so this is cumprod's exact pullback of ``g`` placed at the last position."""
+    shape = shape_of(x)
+    ndim = len(shape)
+    axes = normalize_axes(axis, ndim)
+    k = len(axes)
+    ends = tuple(range(-k, 0))
+    moved = np.moveaxis(x, axes, ends)
+    rest = shape_of(moved)[:ndim - k]
+    flat = np.reshape(moved, rest + (-1,))
+    n = shape_of(flat)[-1]
+    batch = shape_of(g)[:len(shape_of(g)) - ndim]
+    g = np.reshape(np.moveaxis(g, tuple(i - ndim for i in axes), ends), batch + rest + (1,))
+    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * (np.arange(n) == n - 1))
+    ct = np.reshape(ct, batch + shape_of(moved))
+    return np.moveaxis(ct, ends, tuple(i - ndim for i in axes))
+
+
+# ---------------------------------------------------------------------------- trace
+
+@rrule(np.trace)
+def trace_rule(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_out(np.trace, out)
+    ans = np.trace(a, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype)
     shape = shape_of(a)
-    if axis is None:
-        return np.reshape(_others_product(np.ravel(a), 0), shape)
-    axes = normalize_axes(axis, len(shape))
-    if len(axes) != 1:
-        moved = np.moveaxis(a, axes, tuple(range(-len(axes), 0)))
-        flat = np.reshape(moved, shape_of(moved)[:-len(axes)] + (-1,))
-        other = np.reshape(_others_product(flat, -1), shape_of(moved))
-        return np.moveaxis(other, tuple(range(-len(axes), 0)), axes)
-    ax = axes[0]
-    moved = np.moveaxis(a, ax, -1)
-    n = shape_of(moved)[-1]
-    ones = np.ones(shape_of(moved)[:-1] + (1,), dtype=plain(a).dtype)
-    left = np.cumprod(np.concatenate([ones, moved[..., :n - 1]], axis=-1), axis=-1)
-    right = np.flip(np.cumprod(np.flip(np.concatenate([moved[..., 1:], ones], axis=-1),
-                                       axis=-1), axis=-1), axis=-1)
-    return np.moveaxis(left * right, -1, ax)
+    ndim = len(shape)
+
+    def trace_pullback(g):
+        # the cotangent spread over the (offset) diagonal of axes axis1, axis2
+        ax1, ax2 = axis1 % ndim, axis2 % ndim
+        eye = np.eye(shape[ax1], shape[ax2], k=offset, dtype=bool)
+        if ax1 > ax2:
+            eye = eye.T
+        diagonal = np.reshape(eye, tuple(s if i in (ax1, ax2) else 1
+                                         for i, s in enumerate(shape)))
+        ct = np.expand_dims(g, (ax1 - ndim, ax2 - ndim))
+        return np.where(diagonal, ct, np.zeros((), dtype=plain(g).dtype)), None, None, None
+
+    return ans, trace_pullback
+
+
+# ---------------------------------------------------------------------------- ufunc methods
+
+_REDUCTIONS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
+
+
+def _reduce_method(func):
+    def reduce_method(a, axis=0, **kwargs):
+        return func(a, axis=axis, **kwargs)
+
+    reduce_method.__qualname__ = f"{func.__name__}_reduce"
+    return reduce_method
+
+
+for _ufunc, _func in _REDUCTIONS.items():
+    ufunc_method(_ufunc, "reduce")(_reduce_method(_func))
+
+
+def _outer_method(ufunc):
+    def outer_method(a, b, **kwargs):
+        expanded = np.reshape(a, shape_of(a) + (1,) * len(shape_of(b)))
+        return ufunc(expanded, b, **kwargs)
+
+    outer_method.__qualname__ = f"{ufunc.__name__}_outer"
+    return outer_method
+
+
+def _at_method(ufunc):
+    def at_method(a, indices, b=None):
+        raise TypeError(
+            f"pullback: np.{ufunc.__name__}.at(a, indices, ...) updates a in place, which "
+            "cannot record a gradient. Write it out of place: for np.add.at, "
+            "a + pb.rules.indexing.index_add(b, indices, a.shape) (repeated indices add "
+            "up), or np.where / np.concatenate to assemble the result."
+        )
+
+    at_method.__qualname__ = f"{ufunc.__name__}_at"
+    return at_method
+
+
+# every binary ufunc: its outer product is the ufunc on broadcast operands, which
+# dispatches to its rule (or raises NoRuleError naming it)
+_UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)},
+                 key=lambda u: u.__name__)
+for _ufunc in _UFUNCS:
+    if _ufunc.nin == 2 and _ufunc.nout == 1:
+        ufunc_method(_ufunc, "outer")(_outer_method(_ufunc))
+    ufunc_method(_ufunc, "at")(_at_method(_ufunc))

@@ -1,2 +1,143 @@
-SPECS = []
-NONDIFF = []
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback.core import getitem
+from pullback.rules.indexing import index_add
+
+from .spec import Spec, parametrize
+
+X = (4, 5, 3)
+MASK_4 = np.array([True, False, True, True])
+MASK_45 = np.arange(20).reshape(4, 5) % 3 == 0
+MASK_453 = np.arange(60).reshape(X) % 7 < 3
+
+# (label, index) for an array of shape X: every form of x[...] NumPy reads
+INDICES = [
+    ("slice", np.s_[1:3]),
+    ("steps", np.s_[::-2, 1:4:2, ::-1]),
+    ("int", np.s_[2]),
+    ("negative ints", np.s_[1, -1, -3]),
+    ("ellipsis", np.s_[..., 1]),
+    ("int ellipsis None", np.s_[1, ..., None, 2]),
+    ("newaxis", np.s_[None, :, np.newaxis]),
+    ("int array with repeats", np.s_[[0, 0, 3, 1]]),
+    ("2-d int array", np.s_[np.array([[0, 1], [1, 1]])]),
+    ("advanced apart", np.s_[[0, 2, 2], :, [1, 0, 2]]),
+    ("advanced together", np.s_[:, [[0, 4]], [[1], [2]]]),
+    ("advanced and slices", np.s_[1:3, [0, 0, 4], 1:]),
+    ("mask", np.s_[MASK_4]),
+    ("2-d mask", np.s_[MASK_45]),
+    ("3-d mask", np.s_[MASK_453]),
+    ("mask and int array", np.s_[MASK_4, 1:, [0, 0, 2]]),
+    ("0-d result", np.s_[1, 2, 0]),
+    ("bool scalar", np.s_[True]),
+    ("empty tuple", np.s_[()]),
+    ("list of ints", [1, 2, 1]),
+    ("empty array", np.s_[np.array([], dtype=int)]),
+]
+
+SPECS = [Spec(getitem, [X], call=lambda x, i=index: x[i], name=f"x[{label}]")
+         for label, index in INDICES]
+SPECS += [
+    Spec(getitem, [()], call=lambda x, i=index: x[i], name=f"0-d x[{label}]")
+    for label, index in [("()", ()), ("...", Ellipsis), ("None", None), ("True", True)]
+]
+SPECS += [
+    Spec(index_add, [(3, 2)], call=lambda g: index_add(g, [0, 0, 2], (4, 2))),
+    Spec(index_add, [(2, 3)], call=lambda g: index_add(g, np.s_[..., 1:4], (2, 5)),
+         name="index_add(slice)"),
+    Spec(index_add, [(3,)], call=lambda g: index_add(g, MASK_4, (4,)), name="index_add(mask)"),
+    Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [0, 2, 2, -1], **kw),
+         kwargs={"axis": [None, 0, -1]}),
+    Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [[5, -7]], **kw),
+         kwargs={"axis": [None, 1], "mode": ["wrap", "clip"]}),
+    Spec(np.take, [()], call=lambda m: np.take(m, [0, 0])),
+    Spec(np.take_along_axis, [(3, 4)], call=lambda m, **kw: np.take_along_axis(
+        m, np.array([[0, 3, 3, 1]] * 3), **kw), kwargs={"axis": [-1]}),
+    Spec(np.take_along_axis, [(3, 4)], call=lambda m: np.take_along_axis(
+        m, np.array([[0, 0, 2, 1]]), 0), name="np.take_along_axis(broadcast)"),
+    Spec(np.take_along_axis, [(3, 4)], call=lambda m: np.take_along_axis(
+        m, np.array([0, 11, 3, 3]), None), name="np.take_along_axis(axis=None)"),
+    Spec(np.compress, [(3, 4)], call=lambda m, **kw: np.compress([True, False, True], m, **kw),
+         kwargs={"axis": [None, 0, -1]}),
+    Spec(np.extract, [(3, 4)], call=lambda m: np.extract(MASK_45[:3, :4], m)),
+    Spec(np.choose, [((4,), (4,), (4,)), ((2, 4), (1, 4), ())],
+         call=lambda a, b, c: np.choose(np.array([0, 1, 2, 1]), [a, b, c])),
+    Spec(np.choose, [(3, 2, 4), (3, 4), (3, 1, 1)], name="np.choose(one array)",
+         call=lambda c: np.choose(np.array([[0, 1, 2, 1], [1, 1, 1, 0]]), c)),
+    Spec(np.choose, [((3,), (3,))], name="np.choose(mode=)",
+         call=lambda a, b, **kw: np.choose(np.array([0, 3, -1]), (a, b), **kw),
+         kwargs={"mode": ["wrap", "clip"]}),
+    Spec(np.select, [((3, 4), (4,), ()), ((3, 4), (), (3, 1))],
+         call=lambda a, b, d: np.select([MASK_45[:3, :4], MASK_45[1:, :4]], [a, b], d)),
+    Spec(np.select, [((3, 4), (4,))], name="np.select(plain default)",
+         call=lambda a, b: np.select([MASK_45[:3, :4], MASK_45[1:, :4]], [a, b], 2.0)),
+    Spec(np.where, [((2, 3), (2, 3)), ((2, 1), (1, 3)), ((3,), ())],
+         call=lambda x, y: np.where(np.arange(3) % 2 == 0, x, y)),
+    Spec(np.where, [(2, 3)], call=lambda x: np.where(x > 0, x, 0.0), name="np.where(relu)"),
+    Spec(np.diagonal, [(3, 3), (3, 4), (4, 2)], kwargs={"offset": [0, 1, -1]}),
+    Spec(np.diagonal, [(4, 5, 3)], kwargs={"offset": [0, 1], "axis1": [0, -1], "axis2": [1]}),
+    Spec(np.diagonal, [(4, 5, 3)], call=lambda x: np.diagonal(x, -1, 2, 0),
+         name="np.diagonal(axes apart, reversed)"),
+    Spec(np.diagonal, [(3, 3)], call=lambda x: x.diagonal(), name="x.diagonal()"),
+    Spec(np.diag, [(3,), (3, 3), (3, 4)], kwargs={"k": [0, 1, -2]}),
+    Spec(np.tril, [(3,), (3, 3), (2, 3, 4)], kwargs={"k": [0, 1, -1]}),
+    Spec(np.triu, [(3,), (3, 3), (2, 3, 4)], kwargs={"k": [0, 1, -1]}),
+]
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+def test_repeated_indices_add_up():
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(pb.grad(lambda x: np.sum(x[[0, 0, 2, 0]]))(x), [3, 0, 1])
+    np.testing.assert_array_equal(
+        pb.grad(lambda x: np.sum(np.take(x, [1, 1], axis=0)))(x), [0, 2, 0])
+
+
+def test_advanced_indices_apart_move_first():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    out, vjp_fn = pb.vjp(lambda x: x[[0, 1], :, [2, 3]], x)
+    assert out.shape == (2, 3)
+    g = np.arange(6.0).reshape(2, 3)
+    expected = np.zeros_like(x)
+    expected[0, :, 2] = g[0]
+    expected[1, :, 3] = g[1]
+    np.testing.assert_array_equal(vjp_fn(g)[0], expected)
+
+
+def test_tracked_index_is_refused():
+    x = pb.param(np.arange(3.0))
+    with pytest.raises(TypeError, match="index must be a plain"):
+        x[pb.param(np.array(1.0))]
+    with pytest.raises(TypeError, match="index must be a plain"):
+        x[0, pb.param(np.array(1.0))]
+
+
+def test_where_with_condition_only_gives_indices():
+    x = pb.param(np.array([0.0, 2.0, 0.0, 3.0]))
+    (idx,) = np.where(x)
+    assert not isinstance(idx, pb.Tracked)
+    np.testing.assert_array_equal(idx, [1, 3])
+
+
+def test_where_zero_cotangent_on_the_branch_not_taken():
+    # the gradient of sqrt at 0 is infinite, but where's other branch sends it nothing
+    g = pb.grad(lambda x: np.sum(np.where(x > 0, np.sqrt(np.abs(x)), 0.0)))(
+        np.array([0.0, 4.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.25])
+
+
+def test_in_place_writes_are_refused():
+    x = pb.param(np.arange(4.0))
+    for write in (lambda: np.put(x, [0], 1.0), lambda: np.place(x, x.value > 1, [0.0]),
+                  lambda: np.putmask(x, x.value > 1, 0.0), lambda: np.copyto(x, 1.0),
+                  lambda: np.put_along_axis(x, np.array([0]), 1.0, 0)):
+        with pytest.raises(TypeError, match="in place.*out of place"):
+            write()
+    with pytest.raises(TypeError, match="in place"):
+        np.add.at(np.zeros(4), [0, 0], x[:2])

@@ -1,2 +1,53 @@
-SPECS = []
-NONDIFF = []
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import check_constant
+
+X = np.array([[1.5, -2.5, 0.0], [3.0, 1.5, -1.0]])
+V = np.array([0.5, -1.0, 2.0, 0.5])
+INF = np.array([np.inf, -np.inf, 1.0, np.nan])
+
+# each non-differentiable function with arguments to call it on (floats get tracked)
+CALLS = {
+    np.shape: (X,), np.ndim: (X,), np.size: (X,), np.iscomplexobj: (X,),
+    np.isrealobj: (X,), np.iscomplex: (X,), np.isreal: (X,), np.result_type: (X, V),
+    np.can_cast: (X, np.float32), np.min_scalar_type: (V,), np.shares_memory: (X, V),
+    np.may_share_memory: (X, V),
+    np.argmax: (X,), np.argmin: (X,), np.nanargmax: (V,), np.nanargmin: (V,),
+    np.argsort: (V,), np.argpartition: (V, 1), np.lexsort: (X,), np.argwhere: (X,),
+    np.flatnonzero: (X,), np.nonzero: (X,), np.searchsorted: (np.sort(V), V),
+    np.digitize: (V, np.sort(V)), np.unique: (V,), np.isin: (V, X), np.count_nonzero: (X,),
+    np.all: (X,), np.any: (X,), np.isneginf: (INF,), np.isposinf: (INF,),
+    np.diag_indices_from: (X[:, :2],), np.tril_indices_from: (X,), np.triu_indices_from: (X,),
+    np.allclose: (X, X), np.isclose: (X, X), np.array_equal: (X, X), np.array_equiv: (X, V),
+    np.zeros_like: (X,), np.ones_like: (X,), np.full_like: (X, 2.0),
+}
+NONDIFF = [*CALLS, np.empty_like]
+
+
+@pytest.mark.parametrize("func", list(CALLS), ids=lambda f: f.__name__)
+def test_nondifferentiable_outputs_are_constants(func):
+    check_constant(func, *CALLS[func])
+
+
+def test_keyword_forms_are_constants():
+    check_constant(np.argmax, X, axis=1, keepdims=True)
+    check_constant(np.unique, V, return_counts=True, return_inverse=True)
+    check_constant(np.count_nonzero, X, axis=0)
+    check_constant(np.any, X > 0, axis=-1)
+
+
+def test_empty_like_gives_a_plain_array_of_the_shape_and_dtype():
+    out = np.empty_like(pb.param(X))
+    assert type(out) is np.ndarray and out.shape == X.shape and out.dtype == X.dtype
+
+
+def test_random_generation_is_not_dispatched():
+    # plain parameters give plain samples; a tracked parameter cannot be converted
+    assert type(np.random.default_rng(0).normal(0.0, 1.0, 3)) is np.ndarray
+    with pytest.raises(TypeError, match="tracked value cannot become a plain"):
+        np.random.normal(loc=pb.param(X))
+    with pytest.raises(TypeError, match="tracked value cannot become a plain"):
+        np.random.default_rng(0).normal(pb.param(V), 1.0)

@@ -1,0 +1,196 @@
+"""Sorting and order statistics: sort, partition, median, quantile, percentile and their
+nan-forms.
+
+Conventions: sort sends each output's cotangent to the element it came from, and tied
+elements share the cotangents of their run of equal sorted values equally (as max and min
+do). partition follows the permutation ``np.argsort(kind='stable')`` gives. Order statistics
+(median, quantile, percentile) are weighted sums of at most two sorted values; the weight
+of a sorted value is shared equally among the elements equal to it (np.median of
+[1, 3, 3] sends [0, 1/2, 1/2]). A tracked ``q`` raises NoRuleError; ``weights`` get no
+cotangent.
+"""
+
+import numpy as np
+
+from ..core import not_implemented, plain, rrule
+from ._util import normalize_axes, shape_of
+
+
+def _unpermute(g, perm, ax):
+    """The cotangent ``g`` of ``take_along_axis(x, perm, ax)`` sent back to ``x``: gathered
+    by the inverse permutation (``g`` may carry leading batch axes)."""
+    ndim = perm.ndim
+    ax = ax % ndim - ndim
+    inverse = np.empty_like(perm)
+    positions = np.reshape(np.arange(perm.shape[ax]), (-1,) + (1,) * (-ax - 1))
+    np.put_along_axis(inverse, perm, positions, axis=ax)
+    nb = len(shape_of(g)) - ndim
+    return np.take_along_axis(g, np.reshape(inverse, (1,) * nb + inverse.shape), axis=ax)
+
+
+def _unflatten(ct, shape):
+    return np.reshape(ct, shape_of(ct)[:len(shape_of(ct)) - 1] + shape)
+
+
+def _share_ties(g, ordered):
+    """``g`` (cotangents of sorted values along the last axis, maybe with leading batch
+    axes) averaged over each run of equal values in ``ordered``: tied elements share."""
+    n = ordered.shape[-1]
+    lead = ordered.shape[:-1] + (1,)
+    starts = np.concatenate([np.ones(lead, bool), ordered[..., 1:] != ordered[..., :-1]], -1)
+    ends = np.concatenate([starts[..., 1:], np.ones(lead, bool)], -1)
+    idx = np.arange(n)
+    first = np.maximum.accumulate(np.where(starts, idx, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, idx, n - 1), -1), axis=-1), -1)
+    nb = len(shape_of(g)) - ordered.ndim
+    running = np.cumsum(g, axis=-1)  # running[k] - running[j - 1]: the sum of g[j..k]
+    zeros = np.zeros(shape_of(g)[:-1] + (1,), dtype=plain(g).dtype)
+    running = np.concatenate([zeros, running], axis=-1)
+    batch = (1,) * nb
+    total = (np.take_along_axis(running, np.reshape(last + 1, batch + last.shape), axis=-1)
+             - np.take_along_axis(running, np.reshape(first, batch + first.shape), axis=-1))
+    return total / (last - first + 1)
+
+
+@rrule(np.sort)
+def sort_rule(a, axis=-1, kind=None, order=None, *, stable=None):
+    ans = np.sort(a, axis=axis, kind=kind, stable=stable)
+
+    def sort_pullback(g):
+        x = np.ravel(plain(a)) if axis is None else plain(a)
+        ax = -1 if axis is None else axis
+        ordered = np.moveaxis(np.sort(x, axis=ax), ax, -1)
+        if np.any(ordered[..., 1:] == ordered[..., :-1]):  # ties share the gradient
+            nd = ordered.ndim
+            g = np.moveaxis(_share_ties(np.moveaxis(g, ax % nd - nd, -1), ordered), -1,
+                            ax % nd - nd)
+        ct = _unpermute(g, np.argsort(x, axis=ax, kind="stable"), ax)
+        return (_unflatten(ct, shape_of(a)) if axis is None else ct), None, None, None
+
+    return ans, sort_pullback
+
+
+@rrule(np.partition)
+def partition_rule(a, kth, axis=-1, kind="introselect", order=None):
+    ans = np.partition(a, kth, axis=axis, kind=kind)
+
+    def partition_pullback(g):
+        x = np.ravel(plain(a)) if axis is None else plain(a)
+        ax = -1 if axis is None else axis
+        # the permutation taking x to NumPy's arrangement: the k-th smallest input element
+        # (stable order among ties) goes where the k-th smallest output is
+        ins = np.argsort(x, axis=ax, kind="stable")
+        outs = np.argsort(plain(ans), axis=ax, kind="stable")
+        perm = np.empty_like(ins)
+        np.put_along_axis(perm, outs, ins, axis=ax)
+        ct = _unpermute(g, perm, ax)
+        return (_unflatten(ct, shape_of(a)) if axis is None else ct), None, None, None, None
+
+    return ans, partition_pullback
+
+
+# ---------------------------------------------------------------------------- quantiles
+
+NO_Q = not_implemented("the probabilities q: the order statistic is piecewise in q")
+
+def _to_last(x, axis):
+    """Plain ``x`` with the reduced axes moved to the end and flattened into one."""
+    ndim = np.ndim(x)
+    axes = normalize_axes(axis, ndim)
+    k = len(axes)
+    moved = np.moveaxis(x, axes, tuple(range(-k, 0))) if k else x
+    rest = moved.shape[:ndim - k]
+    return np.reshape(moved, rest + (-1,)), axes, rest
+
+
+def _order_weights(x, q, axis, method, nan, weights):
+    """The weight of each element of ``x`` in each quantile: an array of shape
+    q.shape + (other axes) + (reduced elements,)."""
+    flat, axes, rest = _to_last(x, axis)
+    n = flat.shape[-1]
+    if weights is not None:
+        # inverted_cdf picks one element: the cotangent goes to the elements equal to it
+        picked = np.quantile(x, q, axis=axis, method=method, weights=weights)
+        hit = flat == np.reshape(picked, np.shape(q) + rest + (1,))
+        return hit / np.maximum(hit.sum(-1, keepdims=True), 1)
+    if nan:
+        missing = np.isnan(flat)
+        empty = missing.all(axis=-1, keepdims=True)  # all-NaN slices: no gradient
+        ranks = np.where(missing & ~empty, np.nan, np.cumsum(~missing, axis=-1) - 1.0)
+        where = np.nanquantile(ranks, q, axis=-1, method=method)
+        valid = ~empty[..., 0]
+    else:
+        ranks = np.broadcast_to(np.arange(n, dtype=float), flat.shape)
+        where = np.quantile(ranks, q, axis=-1, method=method)
+        valid = True
+    # ``where`` is the virtual index of each quantile among the sorted elements
+    lo = np.floor(where).astype(int)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = where - lo
+    if nan:  # the positions differ between slices
+        ordered = np.sort(flat, axis=-1)
+    else:  # the same positions in every slice: partition at them
+        ordered = np.partition(flat, np.unique(np.concatenate([lo.ravel(), hi.ravel()])),
+                               axis=-1)
+    ordered = np.broadcast_to(ordered, where.shape + (n,))
+    total = 0.0
+    for idx, weight in ((lo, 1 - frac), (hi, frac)):
+        value = np.take_along_axis(ordered, idx[..., None], axis=-1)
+        hit = flat == value  # ties share the weight of the sorted value
+        total = total + weight[..., None] * hit / np.maximum(hit.sum(-1, keepdims=True), 1)
+    return total * np.expand_dims(valid, -1)
+
+
+def _order_pullback(func, a, ans, q, axis, method, nan, weights=None):
+    """The pullback of an order statistic ``ans`` of ``a`` at the plain probabilities
+    ``q`` (in [0, 1]): the cotangent times each element's weight."""
+    shape = shape_of(a)
+    ndim = len(shape)
+    out_ndim = len(shape_of(ans))
+
+    def quantile_pullback(g):
+        w = _order_weights(plain(a), q, axis, method, nan,
+                           None if weights is None else plain(weights))
+        axes = normalize_axes(axis, ndim)
+        rest = w.shape[q.ndim:-1]
+        batch = shape_of(g)[:len(shape_of(g)) - out_ndim]
+        ct = np.reshape(g, batch + q.shape + rest + (1,)) * w
+        if q.ndim:
+            ct = np.sum(ct, axis=tuple(range(-q.ndim - len(rest) - 1, -len(rest) - 1)))
+        ct = np.reshape(ct, batch + rest + tuple(shape[i] for i in axes))
+        if axes:
+            k = len(axes)
+            ct = np.moveaxis(ct, tuple(range(-k, 0)), tuple(i - ndim for i in axes))
+        return ct, NO_Q, None, None, None, None, None
+
+    quantile_pullback.__qualname__ = f"{func.__name__}_pullback"
+    return quantile_pullback
+
+
+def _quantile_rule(func, nan, scale=1.0):
+    def quantile_rule(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                      keepdims=False, *, weights=None):
+        kw = {} if weights is None else {"weights": weights}
+        ans = func(a, q, axis=axis, method=method, keepdims=keepdims, **kw)
+        q = np.asarray(q) / scale
+        return ans, _order_pullback(func, a, ans, q, axis, method, nan, weights)
+
+    quantile_rule.__qualname__ = f"{func.__name__}_rule"
+    return quantile_rule
+
+
+def _median_rule(func, nan):
+    def median_rule(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+        ans = func(a, axis=axis, keepdims=keepdims)
+        return ans, _order_pullback(func, a, ans, np.asarray(0.5), axis, "linear", nan)
+
+    median_rule.__qualname__ = f"{func.__name__}_rule"
+    return median_rule
+
+
+rrule(np.quantile)(_quantile_rule(np.quantile, nan=False))
+rrule(np.nanquantile)(_quantile_rule(np.nanquantile, nan=True))
+rrule(np.percentile)(_quantile_rule(np.percentile, nan=False, scale=100.0))
+rrule(np.nanpercentile)(_quantile_rule(np.nanpercentile, nan=True, scale=100.0))
+rrule(np.median)(_median_rule(np.median, nan=False))
+rrule(np.nanmedian)(_median_rule(np.nanmedian, nan=True))

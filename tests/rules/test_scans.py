@@ -1,0 +1,55 @@
+import numpy as np
+
+import pullback as pb
+
+from .spec import Spec, parametrize
+from .test_reductions import with_nan, with_zeros
+
+AXIS = {"axis": [None, 0, -1]}
+SHAPES = [(3,), (2, 3)]
+
+SPECS = [
+    Spec(np.cumsum, [()]),
+    Spec(np.cumsum, SHAPES, kwargs=AXIS),
+    Spec(np.cumsum, [(2, 3)], call=lambda x: x.cumsum(1), name="x.cumsum()"),
+    Spec(np.nancumsum, [(4,), (3, 4)], domain=with_nan, kwargs=AXIS),
+    Spec(np.cumprod, [()]),
+    Spec(np.cumprod, SHAPES, kwargs=AXIS),
+    # every third element zero: rows with one zero and with two (exact to order 2)
+    Spec(np.cumprod, [(), (4,), (2, 4), (7,)], domain=with_zeros, name="np.cumprod(zeros)"),
+    Spec(np.cumprod, [(2, 4), (4, 3)], domain=with_zeros, kwargs={"axis": [0, -1]},
+         name="np.cumprod(zeros)"),
+    Spec(np.cumprod, [(4,)], domain="complex", name="np.cumprod(complex)"),
+    Spec(np.cumprod, [(4,)], domain=lambda rng, s: with_zeros(rng, s) * (1 + 1j),
+         name="np.cumprod(complex zeros)"),
+    Spec(np.nancumprod, [(4,), (3, 4)], domain=with_nan, kwargs=AXIS),
+    Spec(np.cumulative_sum, [(3,)]),
+    Spec(np.cumulative_sum, [(2, 3)], kwargs={"axis": [0, -1], "include_initial": [False, True]}),
+    Spec(np.cumulative_prod, [(3,)]),
+    Spec(np.cumulative_prod, [(2, 4)], domain=with_zeros,
+         kwargs={"axis": [0, -1], "include_initial": [False, True]}),
+    Spec(np.cumsum, SHAPES, call=np.add.accumulate, name="np.add.accumulate"),
+    Spec(np.cumprod, [(2, 4)], domain=with_zeros, call=np.multiply.accumulate,
+         kwargs={"axis": [0, -1]}, name="np.multiply.accumulate"),
+]
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+def test_cumprod_with_zeros_is_exact():
+    x = np.array([2.0, 0.0, 3.0, 0.0, 5.0])
+
+    def loss(x):
+        return np.sum(np.cumprod(x) * np.arange(1.0, 6.0))
+
+    # d/dx_j = sum_{i >= j} w_i prod_{k <= i, k != j} x_k
+    np.testing.assert_array_equal(pb.grad(loss)(x), [1.0, 2 * 2 + 3 * 2 * 3, 0.0, 0.0, 0.0])
+    hessian = np.stack([pb.grad(lambda x, j=j: pb.grad(loss)(x)[j])(x) for j in range(5)])
+    expected = np.zeros((5, 5))
+    expected[0, 1] = expected[1, 0] = 2 + 3 * 3
+    expected[1, 2] = expected[2, 1] = 3 * 2
+    expected[1, 3] = expected[3, 1] = 4 * 2 * 3 + 5 * 2 * 3 * 5
+    np.testing.assert_array_equal(hessian, expected)

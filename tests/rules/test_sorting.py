@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import Spec, parametrize
+from .test_reductions import with_nan
+
+AXES = {"axis": [None, 0, -1], "keepdims": [False, True]}
+SHAPES = [(3,), (2, 3)]
+
+# Sorting and order statistics are piecewise linear: random inputs have no ties, and the
+# pullback is locally constant in x, so the order-2 check holds.
+SPECS = [
+    Spec(np.sort, [(3,), (2, 3)], kwargs={"axis": [None, 0, -1]}),
+    Spec(np.sort, [(2, 3)], kwargs={"kind": ["stable"]}),
+    Spec(np.sort, [(4,)], domain="complex", name="np.sort(complex)"),
+    Spec(np.partition, [(5,), (3, 5)], call=lambda x, **kw: np.partition(x, 2, **kw),
+         kwargs={"axis": [None, -1]}),
+    Spec(np.partition, [(5, 4)], call=lambda x: np.partition(x, (0, 3), axis=0),
+         name="np.partition(several kth)"),
+    Spec(np.median, [()]),
+    Spec(np.median, [(3,), (2, 4)], kwargs=AXES),
+    Spec(np.median, [(2, 3, 4)], kwargs={"axis": [(0, 2)]}),
+    Spec(np.nanmedian, [(4,), (3, 4)], domain=with_nan, kwargs=AXES),
+    Spec(np.quantile, SHAPES, call=lambda x, **kw: np.quantile(x, 0.3, **kw), kwargs=AXES),
+    Spec(np.quantile, [(2, 5)], call=lambda x, **kw: np.quantile(x, [[0.1, 0.5, 1.0]], **kw),
+         kwargs={"axis": [None, 0, -1], "keepdims": [True],
+                 "method": ["linear", "midpoint", "nearest", "hazen", "weibull"]},
+         name="np.quantile(array q, methods)"),
+    Spec(np.quantile, [(2, 3, 4)], call=lambda x: np.quantile(x, [0.2, 0.9], axis=(2, 0)),
+         name="np.quantile(two axes)"),
+    Spec(np.quantile, [(6,)], name="np.quantile(weights)",
+         call=lambda x: np.quantile(x, [0.4, 0.7], method="inverted_cdf",
+                                    weights=np.arange(1.0, 7.0))),
+    Spec(np.nanquantile, [(4,), (3, 4)], domain=with_nan, kwargs=AXES,
+         call=lambda x, **kw: np.nanquantile(x, [0.25, 0.6], **kw)),
+    Spec(np.percentile, SHAPES, call=lambda x, **kw: np.percentile(x, [10, 75], **kw),
+         kwargs=AXES),
+    Spec(np.nanpercentile, [(4,), (3, 4)], domain=with_nan, kwargs=AXES,
+         call=lambda x, **kw: np.nanpercentile(x, 40, **kw)),
+]
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+def test_order_statistics_share_ties():
+    x = np.array([1.0, 3.0, 3.0])
+    np.testing.assert_allclose(pb.grad(np.median)(x), [0, 0.5, 0.5])
+    np.testing.assert_allclose(pb.grad(np.nanmedian)(np.append(x, np.nan)), [0, 0.5, 0.5, 0])
+    np.testing.assert_allclose(pb.grad(lambda x: np.quantile(x, 1.0))(x), [0, 0.5, 0.5])
+    # sorted [1, 2, 3, 3]: the 0.5 quantile is half 2 and half 3 (the 3 shared)
+    np.testing.assert_allclose(pb.grad(lambda x: np.percentile(x, 50))(
+        np.array([3.0, 1.0, 3.0, 2.0])), [0.25, 0, 0.25, 0.5])
+
+
+def test_sort_ties_share_the_gradient():
+    # sorted [0, 1, 2, 2]: the two 2s share the weights 3 and 4 of their positions
+    x = np.array([2.0, 1.0, 2.0, 0.0])
+    g = pb.grad(lambda x: np.sum(np.sort(x) * np.array([1.0, 2.0, 3.0, 4.0])))(x)
+    np.testing.assert_array_equal(g, [3.5, 2.0, 3.5, 1.0])
+    # along an axis, with a stack of cotangents, and to second order
+    x = np.array([[1.0, 1.0, 0.5], [2.0, -1.0, 2.0]])
+    out, vjp_fn = pb.vjp(lambda x: np.sort(x, axis=1), x)
+    ct = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(vjp_fn(ct)[0], [[1.5, 1.5, 0.0], [4.5, 3.0, 4.5]])
+    from pullback.testing import check_batched
+    check_batched(lambda x: np.sort(x, axis=0), x.T)
+    h = pb.grad(lambda x: np.sum(pb.grad(lambda y: np.sum(np.sort(y) ** 3))(x)))(x[0])
+    assert np.all(np.isfinite(h))
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+def test_all_nan_slice_sends_nothing():
+    x = np.array([[np.nan, np.nan], [1.0, 2.0]])
+    g = pb.vjp(lambda x: np.nanmedian(x, axis=1), x)[1](np.ones(2))[0]
+    np.testing.assert_array_equal(g, [[0, 0], [0.5, 0.5]])
