@@ -1,1 +1,307 @@
-"""Rules for scipy.stats."""
+"""scipy.stats distributions: pdf, logpdf, cdf and logcdf (pmf and logpmf for the Poisson
+distribution) with respect to the variate, loc, scale and shape parameters; dirichlet and
+multivariate_normal pdf and logpdf.
+
+A distribution's methods are plain Python, so each is replaced on the distribution
+instance (``scipy.stats.norm.logpdf`` ...) by a ``pullback.primitive``. The univariate
+methods are elementwise in all their arguments, so their rules are table rows: each
+argument's local derivative, from the family's standardized log-density h(z), z = (x -
+loc) / scale:
+
+    d logpdf / dx = h'(z) / scale,   d / dloc = -h'(z) / scale,
+    d logpdf / dscale = -(1 + z h'(z)) / scale,   d / dshape = dh / dshape,
+    d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf.
+
+A row needs every argument in its place, so the method on the instance is a function with
+the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``, ``gamma.cdf(x, a,
+loc=0, scale=1)``, that hands all of them to the primitive positionally (the primitive is
+its ``__wrapped__``). The derivative of a cdf with respect to a shape parameter (gamma's
+``a``, t's ``df`` ...) has no closed form in scipy.special: differentiating it raises
+NoRuleError. The Poisson variate is discrete: no derivative with respect to k or loc.
+Outside the support every derivative is zero (the density and the cdf are constant there);
+logpdf and pdf take it as zero on the support's edge too.
+"""
+
+import inspect
+
+import numpy as np
+import scipy.special as sc
+import scipy.stats as st
+
+from ..core import elementwise, plain, rrule
+from ._util import batch_shape, intercept, shape_of
+
+# ---------------------------------------------------------------------------- univariate
+
+
+class Family:
+    """A location-scale family by its standardized log-density's derivatives: ``dlog(z,
+    *shapes)`` = h'(z), and ``dshapes[i](z, *shapes)`` = dh / dshape_i."""
+
+    def __init__(self, dist, dlog, *dshapes):
+        self.dist = dist
+        self.dlog = dlog
+        self.dshapes = dshapes
+        lo, hi = (float(b) for b in dist.support(*[1.5] * len(dshapes)))
+        self.support = None if np.isinf(lo) and np.isinf(hi) else (lo, hi)
+        if self.support:
+            self.inner = (lo + hi) / 2 if np.isfinite(lo + hi) else (
+                lo + 1 if np.isfinite(lo) else hi - 1)
+
+    def standardize(self, x, loc, scale):
+        """The support mask of z = (x - loc) / scale (None where all of z is inside) and z,
+        moved inside where it is outside so that the derivative's formula stays finite."""
+        z = (x - loc) / scale
+        if self.support is None:
+            return None, z
+        zp = plain(z)
+        inside = (zp > self.support[0]) & (zp < self.support[1])
+        if np.all(inside):
+            return None, z
+        return inside, np.where(inside, z, self.inner)
+
+
+def _t_ddf(z, df):
+    z2 = z * z
+    return (0.5 * (sc.digamma((df + 1) / 2) - sc.digamma(df / 2)) - 0.5 / df
+            - 0.5 * np.log1p(z2 / df) + (df + 1) * z2 / (2 * df * (df + z2)))
+
+
+FAMILIES = [
+    Family(st.norm, lambda z: -z),
+    Family(st.t, lambda z, df: -(df + 1) * z / (df + z * z), _t_ddf),
+    Family(st.gamma, lambda z, a: (a - 1) / z - 1, lambda z, a: np.log(z) - sc.digamma(a)),
+    Family(st.beta, lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
+           lambda z, a, b: np.log(z) - sc.digamma(a) + sc.digamma(a + b),
+           lambda z, a, b: np.log1p(-z) - sc.digamma(b) + sc.digamma(a + b)),
+    Family(st.expon, lambda z: -np.ones_like(z)),
+    Family(st.laplace, lambda z: -np.sign(z)),  # the kink at z = 0 gets 0
+    Family(st.logistic, lambda z: -np.tanh(z / 2)),
+    Family(st.cauchy, lambda z: -2 * z / (1 + z * z)),
+    Family(st.chi2, lambda z, df: (df / 2 - 1) / z - 0.5,
+           lambda z, df: 0.5 * (np.log(z / 2) - sc.digamma(df / 2))),
+]
+
+
+def _masked(value, inside):
+    return value if inside is None else np.where(inside, value, 0)
+
+
+def _logpdf_partial(fam, which):
+    """d logpdf / d(argument ``which``): "x", "loc", "scale" or a shape's index."""
+
+    def logpdf_partial(ans, x, *params):
+        shapes, loc, scale = params[:-2], params[-2], params[-1]
+        inside, z = fam.standardize(x, loc, scale)
+        if isinstance(which, int):
+            return _masked(fam.dshapes[which](z, *shapes), inside)
+        h = fam.dlog(z, *shapes)
+        d = {"x": h, "loc": -h, "scale": -(1 + z * h)}[which] / scale
+        return _masked(d, inside)
+
+    return logpdf_partial
+
+
+def _pdf_partial(fam, which):
+    logpdf_partial = _logpdf_partial(fam, which)
+
+    def pdf_partial(ans, *args):
+        return ans * logpdf_partial(ans, *args)
+
+    return pdf_partial
+
+
+def _cdf_partial(fam, which, log):
+    """d cdf / d(argument ``which``) (or of logcdf: divided by the cdf); None for a shape
+    parameter."""
+    if isinstance(which, int):
+        return None
+
+    def cdf_partial(ans, x, *params):
+        loc, scale = params[-2], params[-1]
+        if log:
+            # pdf / cdf; where the logcdf is -inf the logpdf is too, and this is 0
+            finite = plain(ans) > -np.inf
+            density = np.exp(fam.dist.logpdf(x, *params) - np.where(finite, ans, 0))
+        else:
+            density = fam.dist.pdf(x, *params)
+        if which == "x":
+            return density
+        if which == "loc":
+            return -density
+        return -density * (x - loc) / scale
+
+    return cdf_partial
+
+
+def _intercept(dist, name, method):
+    """``intercept`` with the primitive named as users call it (scipy.stats.norm.logpdf)."""
+    prim = intercept(dist, method)
+    prim.__module__ = "scipy.stats"
+    prim.__qualname__ = prim.__name__ = f"{name}.{method}"
+    return prim
+
+
+def _with_signature(dist, method, names):
+    """Put the method's primitive on ``dist`` behind a function that binds the method's
+    arguments by ``names`` (defaults: loc=0, scale=1) and passes all of them positionally.
+    Returns the primitive."""
+    prim = _intercept(dist, dist.name, method)
+    P = inspect.Parameter
+    sig = inspect.Signature([
+        P(n, P.POSITIONAL_OR_KEYWORD, default={"loc": 0, "scale": 1}.get(n, P.empty))
+        for n in names])
+
+    def method_with_signature(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return prim(*bound.args)
+
+    method_with_signature.__signature__ = sig
+    method_with_signature.__name__ = method
+    method_with_signature.__qualname__ = prim.__qualname__
+    method_with_signature.__doc__ = prim.__doc__
+    method_with_signature.__wrapped__ = prim
+    setattr(dist, method, method_with_signature)
+    return prim
+
+
+def _register_family(fam):
+    dist = fam.dist
+    shapes = [s.strip() for s in dist.shapes.split(",")] if dist.shapes else []
+    names = ["x", *shapes, "loc", "scale"]
+    which = ["x", *range(len(shapes)), "loc", "scale"]
+    for method, partial in [("logpdf", _logpdf_partial), ("pdf", _pdf_partial)]:
+        elementwise(_with_signature(dist, method, names),
+                    *[partial(fam, w) for w in which], singular=True)
+    for method, log in [("cdf", False), ("logcdf", True)]:
+        elementwise(_with_signature(dist, method, names),
+                    *[_cdf_partial(fam, w, log) for w in which], singular=True)
+
+
+for _fam in FAMILIES:
+    _register_family(_fam)
+
+
+def _poisson_dlogpmf(ans, k, mu, loc):
+    kp = plain(k) - plain(loc)
+    inside = (kp >= 0) & (kp == np.floor(kp))
+    return np.where(inside, np.where(inside, kp, 0) / mu - 1, 0)
+
+
+def _poisson_dpmf(ans, k, mu, loc):
+    return ans * _poisson_dlogpmf(ans, k, mu, loc)
+
+
+def _poisson_dcdf(ans, k, mu, loc):
+    # d/dmu P(X <= k) = -pmf(floor(k))
+    return -st.poisson.pmf(np.floor(plain(k) - plain(loc)), mu)
+
+
+def _poisson_dlogcdf(ans, k, mu, loc):
+    finite = plain(ans) > -np.inf
+    logpmf = st.poisson.logpmf(np.floor(plain(k) - plain(loc)), mu)
+    return -np.exp(logpmf - np.where(finite, ans, 0))
+
+
+for _method, _partial in [("logpmf", _poisson_dlogpmf), ("pmf", _poisson_dpmf),
+                          ("cdf", _poisson_dcdf), ("logcdf", _poisson_dlogcdf)]:
+    elementwise(_with_signature(st.poisson, _method, ["k", "mu", "loc"]),
+                None, _partial, None, singular=True)
+
+
+# ---------------------------------------------------------------------------- multivariate
+
+def _unsqueeze(g, ans, shape):
+    """The cotangent of an output SciPy squeezed (size-1 axes removed), reshaped to the
+    unsqueezed ``shape``, past any batch axes."""
+    return np.reshape(g, batch_shape(g, len(shape_of(ans))) + tuple(shape))
+
+
+def _dirichlet_rule(method, log):
+    def dirichlet_rule(x, alpha):
+        ans = method(x, alpha)
+
+        def dirichlet_pullback(g):
+            # x holds the components along its first axis, all k of them or the first k - 1
+            k = shape_of(alpha)[0]
+            rest = shape_of(x)[1:]
+            implied = shape_of(x)[0] == k - 1
+            full = x
+            if implied:  # the last component is 1 - the others
+                full = np.concatenate([x, 1 - np.sum(x, axis=0, keepdims=True)], axis=0)
+            a = np.reshape(alpha, (k,) + (1,) * len(rest))
+            gk = _unsqueeze(g if log else g * ans, ans, rest)
+            gk = np.expand_dims(gk, -len(rest) - 1)
+            ct_x = gk * (a - 1) / full
+            if implied:
+                tail = (slice(None),) * len(rest)
+                ct_x = ct_x[(Ellipsis, slice(0, k - 1)) + tail] - \
+                    ct_x[(Ellipsis, slice(k - 1, k)) + tail]
+            score = np.log(full) - sc.digamma(a) + sc.digamma(np.sum(alpha))
+            ct_alpha = np.sum(gk * score, axis=tuple(range(-len(rest), 0)))
+            return ct_x, ct_alpha
+
+        return ans, dirichlet_pullback
+
+    return dirichlet_rule
+
+
+def _quantile_shape(shape, dim):
+    """The shape SciPy gives the multivariate normal's ``x``: points along the last axis."""
+    if len(shape) == 0:
+        return (1,)
+    if len(shape) == 1:
+        return (shape[0], 1) if dim == 1 else (1, shape[0])
+    return shape
+
+
+def _mvn_rule(method, log):
+    def mvn_rule(x, mean=None, cov=1, allow_singular=False):
+        ans = method(x, mean, cov, allow_singular)
+
+        def mvn_pullback(g):
+            is_object = isinstance(cov, st.Covariance)
+            matrix = cov.covariance if is_object else cov
+            if mean is not None:
+                dim = int(np.size(plain(mean)))
+            else:
+                dim = shape_of(matrix)[0] if len(shape_of(matrix)) == 2 else 1
+            eye = np.eye(dim)
+            cov_ndim = len(shape_of(matrix))
+            # a scalar is a multiple of the identity, a vector a diagonal
+            full = matrix if cov_ndim == 2 else np.expand_dims(matrix, -1) * eye
+            qshape = _quantile_shape(shape_of(x), dim)
+            xq = np.reshape(x, qshape)
+            r = xq if mean is None else xq - mean
+            inv = np.linalg.inv(full)
+            s = np.matmul(r, inv)  # (x - mean) @ inv(cov): one row per point
+            batch = batch_shape(g, len(shape_of(ans)))
+            gq = np.reshape(g if log else g * ans, batch + qshape[:-1])
+            ct_xq = -np.expand_dims(gq, -1) * s
+            ct_x = np.reshape(ct_xq, batch + shape_of(x))
+            ct_mean = None if mean is None else -ct_xq
+            if is_object:
+                return ct_x, ct_mean, None, None
+            # d/dcov = -1/2 (inv(cov) - s s^T) per point: the symmetric gradient
+            gf = np.reshape(gq, batch + (-1,))
+            sf = np.reshape(s, (-1, dim))
+            outer = np.matmul(np.swapaxes(np.expand_dims(gf, -1) * sf, -1, -2), sf)
+            total = np.expand_dims(np.sum(gf, axis=-1), (-1, -2))
+            ct_cov = 0.5 * (outer - total * inv)
+            if cov_ndim == 1:
+                ct_cov = np.sum(ct_cov * eye, axis=-1)
+            elif cov_ndim == 0:
+                ct_cov = np.sum(ct_cov * eye, axis=(-2, -1))
+            return ct_x, ct_mean, ct_cov, None
+
+        return ans, mvn_pullback
+
+    return mvn_rule
+
+
+for _dist, _name, _rule in [(st.dirichlet, "dirichlet", _dirichlet_rule),
+                            (st.multivariate_normal, "multivariate_normal", _mvn_rule)]:
+    for _method in ("logpdf", "pdf"):
+        _prim = _intercept(_dist, _name, _method)
+        rrule(_prim)(_rule(_prim, _method == "logpdf"))

@@ -1,2 +1,58 @@
-SPECS = []
+import numpy as np
+import scipy.signal
+
+import pullback as pb
+from pullback.rules import scipy_signal
+
+from .spec import Spec, parametrize
+
+# in1 longer, shorter, as long; 2-d with in2 smaller and larger in every axis
+SHAPES = [((), ()), ((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((4, 3), (2, 3)),
+          ((2, 2), (3, 4))]
+GRID = {"mode": ["full", "same", "valid"], "method": ["direct", "fft"]}
+
+
+def _mixed(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+SPECS = [
+    Spec(scipy_signal.convolve, SHAPES, kwargs=GRID, call=scipy.signal.convolve),
+    Spec(scipy_signal.convolve, [((4,), (3,)), ((2, 3), (2, 2))], domain="complex",
+         kwargs={"mode": ["full", "same", "valid"]}, call=scipy.signal.convolve,
+         name="scipy.signal.convolve(complex)"),
+    Spec(scipy_signal.correlate, SHAPES, kwargs=GRID, call=scipy.signal.correlate),
+    Spec(scipy_signal.correlate, [((4,), (3,)), ((2, 3), (2, 2))], domain="complex",
+         kwargs={"mode": ["full", "same", "valid"]}, call=scipy.signal.correlate,
+         name="scipy.signal.correlate(complex)"),
+    Spec(scipy_signal.correlate, [((3,), (5,)), ((3, 2), (2, 2))], domain=("real", _mixed),
+         kwargs={"mode": ["same", "valid"], "method": ["auto"]},
+         call=scipy.signal.correlate, name="scipy.signal.correlate(real, complex)"),
+]
+
 NONDIFF = []
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+def test_methods_give_the_same_derivative():
+    rng = np.random.default_rng(1)
+    a, b, u = rng.standard_normal(6), rng.standard_normal(4), rng.standard_normal(6)
+    for func in (scipy.signal.convolve, scipy.signal.correlate):
+        cts = [pb.vjp(lambda a, b, func=func, method=method: func(a, b, "same", method),
+                      a, b)[1](u) for method in ("direct", "fft", "auto")]
+        for ct in cts[1:]:
+            np.testing.assert_allclose(ct[0], cts[0][0], atol=1e-12)
+            np.testing.assert_allclose(ct[1], cts[0][1], atol=1e-12)
+
+
+def test_tracked_keyword_argument():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(5), rng.standard_normal(3)
+    got = pb.grad(lambda b: np.sum(scipy.signal.convolve(a, in2=b, mode="valid") ** 2))(b)
+    pb.check_grads(lambda b: np.sum(scipy.signal.convolve(a, in2=b) ** 2), b, order=2)
+    want = pb.grad(lambda b: np.sum(scipy.signal.convolve(a, b, "valid") ** 2))(b)
+    np.testing.assert_allclose(got, want)

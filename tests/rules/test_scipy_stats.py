@@ -1,2 +1,168 @@
-SPECS = []
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import pullback as pb
+
+from .spec import Spec, parametrize
+
+
+def _near0(rng, shape):
+    return rng.uniform(-0.3, 0.3, shape)
+
+
+def _frac(rng, shape):
+    return rng.uniform(0.1, 0.9, shape)
+
+
+def _df(rng, shape):
+    return rng.uniform(2.5, 6.0, shape)
+
+
+def _simplex_head(rng, shape):
+    """The first k - 1 components of points on the simplex, components along axis 0."""
+    points = rng.dirichlet(np.full(shape[0] + 1, 5.0), size=shape[1:])  # away from the edges
+    return np.moveaxis(points, -1, 0)[:-1]
+
+
+def _shapes(n):
+    """Argument shapes for n arguments: all 0-d, all (3,), and broadcasting against (2, 3)."""
+    spread = [(3,), (2, 1), (), (1, 3)]
+    return [((),) * n, ((3,),) * n, ((2, 3),) + tuple(spread[i % 4] for i in range(n - 1))]
+
+
+def _prim(method):
+    return method.__wrapped__
+
+
+METHODS = ["logpdf", "pdf", "cdf", "logcdf"]
+
+# name, variate domain, shape parameters (domain, a constant for the cdf rows)
+FAMILIES = [
+    ("norm", "real", []),
+    ("t", "real", [(_df, 3.5)]),
+    ("gamma", "gt1", [("gt1", 2.5)]),
+    ("beta", _frac, [("gt1", 2.5), ("positive", 0.8)]),
+    ("expon", "gt1", []),
+    ("laplace", "nonzero", []),
+    ("logistic", "real", []),
+    ("cauchy", "real", []),
+    ("chi2", "gt1", [(_df, 3.5)]),
+]
+
+
+def _family_specs(name, variate, shape_params):
+    dist = getattr(st, name)
+    # beta lives on (0, 1): keep its loc and scale close to 0 and 1
+    loc, scale = (_near0, "positive") if name != "beta" else (
+        lambda rng, s: rng.uniform(-0.05, 0.05, s), lambda rng, s: rng.uniform(1.0, 1.2, s))
+    specs = []
+    for method in METHODS:
+        func = getattr(dist, method)
+        if method in ("logpdf", "pdf") or not shape_params:
+            domains = (variate, *[d for d, _ in shape_params], loc, scale)
+            specs.append(Spec(_prim(func), _shapes(len(domains)), domain=domains, call=func))
+        else:  # no derivative with respect to the shape parameters
+            consts = [c for _, c in shape_params]
+            specs.append(Spec(
+                _prim(func), _shapes(3), domain=(variate, loc, scale),
+                call=lambda x, lo, sc, func=func, consts=consts: func(x, *consts, lo, sc)))
+    return specs
+
+
+def _keywords(name, variate, shape_params):
+    dist = getattr(st, name)
+    keys = [s.strip() for s in dist.shapes.split(",")] if dist.shapes else []
+    domains = (variate, *[d for d, _ in shape_params], _near0, "positive")
+
+    def call(x, *params):
+        kw = dict(zip(keys + ["loc", "scale"], params))
+        return dist.logpdf(x=x, **kw)
+
+    return Spec(_prim(dist.logpdf), [((3,),) * len(domains)], domain=domains, call=call,
+                name=f"scipy.stats.{name}.logpdf(keywords)")
+
+
+K = np.array([0.0, 1.0, 3.0, 2.0])
+
+
+def _simplex_full(rng, shape):
+    return rng.uniform(0.5, 2.0, shape)
+
+
+def _spd(c):
+    """A symmetric positive definite covariance made from any square matrix."""
+    return c @ np.swapaxes(c, -1, -2) + np.eye(np.shape(c)[-1])
+
+
+MVN = st.multivariate_normal
+
+SPECS = [
+    *[s for fam in FAMILIES for s in _family_specs(*fam)],
+    *[_keywords(*fam) for fam in FAMILIES if fam[0] in ("norm", "gamma", "beta")],
+    *[Spec(_prim(getattr(st.poisson, m)), [(4,), (2, 4)], domain="positive",
+           call=lambda mu, m=m: getattr(st.poisson, m)(K, mu))
+      for m in ("logpmf", "pmf", "cdf", "logcdf")],
+    Spec(_prim(st.poisson.logpmf), [((4,), ())], domain=("positive", "real"),
+         call=lambda mu, shift: st.poisson.logpmf(K + 1, mu=mu * np.exp(shift), loc=1),
+         name="scipy.stats.poisson.logpmf(keywords)"),
+    *[Spec(st.dirichlet.logpdf if log else st.dirichlet.pdf, [((2,), (3,)), ((2, 4), (3,))],
+           domain=(_simplex_head, "positive")) for log in (True, False)],
+    Spec(st.dirichlet.logpdf, [((3,), (3,)), ((3, 2), (3,))], domain=(_simplex_full, "positive"),
+         call=lambda y, alpha: st.dirichlet.logpdf(y / np.sum(y, axis=0), alpha),
+         name="scipy.stats.dirichlet.logpdf(all components)"),
+    *[Spec(method, [((4, 3), (3,), (3, 3)), ((3,), (3,), (3, 3)), ((2, 1, 3), (3,), (3, 3))],
+           call=lambda x, mean, c, method=method: method(x, mean, _spd(c)))
+      for method in (MVN.logpdf, MVN.pdf)],
+    Spec(MVN.logpdf, [((2, 3), (3,), (3, 3))],
+         call=lambda x, mean, c: MVN.logpdf(x, mean=mean, cov=_spd(c)),
+         name="scipy.stats.multivariate_normal.logpdf(keywords)"),
+    Spec(MVN.pdf, [((4, 2), (2,), (2,)), ((2,), (), ())], domain=("real", "real", "positive"),
+         name="scipy.stats.multivariate_normal.pdf(diagonal or scalar cov)"),
+    Spec(MVN.logpdf, [((5,), ()), ((), ())], domain=("real", "positive"),
+         call=lambda x, c: MVN.logpdf(x, None, c),
+         name="scipy.stats.multivariate_normal.logpdf(1-d)"),
+]
+
 NONDIFF = []
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+@pytest.mark.parametrize("name", ["t", "gamma", "beta", "chi2"])
+def test_cdf_shape_parameters_have_no_rule(name):
+    dist = getattr(st, name)
+    shapes = [2.5] * dist.numargs
+    for method in (dist.cdf, dist.logcdf):
+        with pytest.raises(pb.NoRuleError, match="not differentiable with respect to argument 1"):
+            pb.grad(lambda a, method=method: method(0.5, a, *shapes[1:]))(2.5)
+
+
+def test_poisson_variate_has_no_rule():
+    with pytest.raises(pb.NoRuleError, match="argument 0"):
+        pb.grad(lambda k: st.poisson.logpmf(k, 2.0))(3.0)
+
+
+def test_outside_the_support_the_derivative_is_zero():
+    for dist, args, x in [(st.gamma, (2.0,), [-1.0, 0.5, 2.0]), (st.expon, (), [-1.0, 0.5, 2.0]),
+                          (st.beta, (2.0, 3.0), [-1.0, 0.5, 1.5])]:
+        inside = (np.array(x) > 0) & (np.array(x) < (1 if dist is st.beta else np.inf))
+        for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf):
+            def f(x, loc, method=method, args=args):
+                return method(x, *args, loc)
+
+            # the variate's and loc's cotangents: zero outside, finite everywhere
+            cts = pb.vjp(f, np.array(x), np.zeros(3))[1](np.ones(3))
+            assert np.all(np.isfinite(cts[0])) and np.all(np.isfinite(cts[1]))
+            assert np.all((cts[0] != 0) == inside), (dist.name, method.__name__)
+            assert np.all((cts[1] != 0) == inside), (dist.name, method.__name__)
+
+
+def test_methods_keep_scipy_signatures():
+    assert st.gamma.logpdf(1.5, 2.0, scale=2.0) == pytest.approx(
+        st.gamma.logpdf(1.5, a=2.0, loc=0.0, scale=2.0))
+    with pytest.raises(TypeError):
+        st.gamma.logpdf(1.5)
