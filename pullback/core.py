@@ -756,7 +756,7 @@ def _apply(rule, func, args, kwargs):
             return out
         return Tracked(out, top, args, rule)
     out, pullback = rule(*vals, **kwargs)
-    if type(out) is tuple or type(out) is list or hasattr(type(out), "_fields"):
+    if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         return _record_multi(out, pullback, top, args)
     if not _inexact(out):
         return out
@@ -1046,7 +1046,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
 
 
 def _zeros_for(out, batch_shape):
-    return np.zeros(batch_shape + np.shape(plain(out)), dtype=plain(out).dtype)
+    v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
+    return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
 
 
 def _match(node, cts):

@@ -4,11 +4,15 @@ The SciPy modules load only when SciPy is installed."""
 import importlib.util
 
 from . import (  # noqa: F401
+    assembly,
     elementwise,
     fft,
     indexing,
     linalg,
+    linalg_decomp,
+    linalg_norm,
     nondiff,
+    padding,
     products,
     reductions,
     scans,

@@ -7,7 +7,8 @@ from ..core import plain
 
 def shape_of(x):
     """Shape of a possibly tracked value."""
-    return np.shape(plain(x))
+    shape = getattr(x, "shape", None)  # arrays, NumPy scalars and tracked values
+    return np.shape(x) if shape is None else shape
 
 
 def batch_shape(g, out_ndim):

@@ -1,0 +1,170 @@
+"""np.pad in every mode, and the differences np.diff and np.ediff1d, whose transposes are
+differences of the padded cotangent.
+
+np.pad pads one axis after another, each time mapping every line along that axis by the
+same rule. For the linear modes (constant, edge, reflect, symmetric, wrap, linear_ramp,
+mean) that rule is a matrix P (the identity with rows added), found by padding the
+identity; the pullback applies P transposed along each axis. The statistic modes maximum,
+minimum and median copy a selected element of each line, so their pullback sends the
+summed cotangent of the padding to that element (ties share it equally).
+"""
+
+import numpy as np
+
+from ..core import NoRuleError, plain, rrule
+from ._util import batch_shape, shape_of
+
+_STAT = ("maximum", "minimum", "median")
+_SLICE = ("constant", "empty")  # the padding is a constant (or undefined): nothing flows
+
+
+def _pairs(value, ndim):
+    """A pad_width or stat_length as one (before, after) pair of ints per axis."""
+    if isinstance(value, dict):  # {axis: width}, other axes unpadded
+        rows = [(0, 0)] * ndim
+        for axis, width in value.items():
+            rows[axis] = tuple(int(v) for v in np.broadcast_to(np.asarray(width), (2,)))
+        return rows
+    return [tuple(int(v) for v in row) for row in np.broadcast_to(np.asarray(value), (ndim, 2))]
+
+
+def _pad_axis(x, ax, before, after):
+    """``x`` with zeros added along axis ``ax`` (counted from the end)."""
+    widths = [(0, 0)] * np.ndim(plain(x))
+    widths[ax] = (before, after)
+    return np.pad(x, widths)
+
+
+@rrule(np.pad)
+def pad_rule(array, pad_width, mode="constant", **kwargs):
+    if callable(mode):
+        raise NoRuleError("pullback: np.pad with a function as mode has no rule; pad with a "
+                          "named mode, or assemble the padding with np.concatenate")
+    ans = np.pad(array, pad_width, mode, **kwargs)
+    shape = shape_of(array)
+    ndim = len(shape)
+    widths = _pairs(pad_width, ndim)
+    stat = kwargs.get("stat_length")
+    lengths = [(n, n) for n in shape] if stat is None else [
+        (min(b, n), min(a, n)) for (b, a), n in zip(_pairs(stat, ndim), shape)]
+    padded = [k for k in range(ndim) if widths[k] != (0, 0)]
+
+    def pad_pullback(g):
+        if mode in _SLICE:
+            center = tuple(slice(b, b + n) for (b, _), n in zip(widths, shape))
+            return (g[(Ellipsis,) + center], None, None)
+        for k in reversed(padded):  # undo the last axis padded first
+            moved = np.moveaxis(g, k - ndim, -1)
+            if mode in _STAT:
+                ct = _stat_transpose(moved, _stat_lines(array, widths, k, mode, kwargs),
+                                     widths[k], lengths[k], mode)
+            else:
+                ct = _linear_transpose(moved, shape[k], widths[k], lengths[k], mode, kwargs)
+            g = np.moveaxis(ct, -1, k - ndim)
+        return (g, None, None)
+
+    return ans, pad_pullback
+
+
+def _linear_transpose(g, n, width, length, mode, kwargs):
+    """P transposed applied along the last axis of ``g``, P being how ``mode`` pads a line
+    of ``n`` entries by ``width``: the identity, with padding rows found by padding it."""
+    b, a = width
+    options = {}
+    if mode in ("reflect", "symmetric"):
+        options["reflect_type"] = kwargs.get("reflect_type", "even")
+    elif mode == "linear_ramp":
+        options["end_values"] = 0  # the end values are constants
+    elif mode == "mean":
+        options["stat_length"] = (length, (1, 1))
+    P = np.pad(np.eye(n), (width, (0, 0)), mode, **options)
+    rows = np.concatenate([P[:b], P[b + n:]])
+    edges = np.concatenate([g[..., :b], g[..., b + n:]], axis=-1)
+    return g[..., b:b + n] + np.matmul(edges, rows)
+
+
+def _stat_lines(array, widths, k, mode, kwargs):
+    """The lines (along the last axis) that axis ``k`` is padded from: the input padded
+    along the axes before ``k``, as np.pad pads them in turn."""
+    earlier = [w if i < k else (0, 0) for i, w in enumerate(widths)]
+    return np.moveaxis(np.pad(plain(array), earlier, mode, **kwargs), k, -1)
+
+
+def _stat_transpose(g, lines, width, length, mode):
+    """The cotangent of lines padded with a statistic of their first ``length[0]`` and
+    last ``length[1]`` entries: the padding's summed cotangent goes to the entries the
+    statistic selects."""
+    b, a = width
+    n = lines.shape[-1]
+    ct = g[..., b:b + n]
+    if b:
+        share = _selected(lines[..., :length[0]], mode)
+        ct = ct + _pad_axis(np.sum(g[..., :b], axis=-1, keepdims=True) * share,
+                            -1, 0, n - length[0])
+    if a:
+        share = _selected(lines[..., n - length[1]:], mode)
+        ct = ct + _pad_axis(np.sum(g[..., b + n:], axis=-1, keepdims=True) * share,
+                            -1, n - length[1], 0)
+    return ct
+
+
+def _selected(region, mode):
+    """How much of the statistic of each line of ``region`` each entry carries: the
+    maximum's or minimum's entries share 1 equally; a median of an even count is the mean
+    of the two middle values, each shared among the entries equal to it."""
+    if mode != "median":
+        hit = region == (np.max if mode == "maximum" else np.min)(region, -1, keepdims=True)
+        return hit / np.sum(hit, axis=-1, keepdims=True)
+    m = region.shape[-1]
+    ordered = np.sort(region, axis=-1)
+    share = 0.0
+    for i in ((m - 1) // 2, m // 2):
+        hit = region == ordered[..., i:i + 1]
+        share = share + 0.5 * hit / np.sum(hit, axis=-1, keepdims=True)
+    return share
+
+
+# ---------------------------------------------------------------------------- differences
+
+@rrule(np.diff)
+def diff_rule(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    ans = np.diff(a, n, axis, prepend, append)
+    shape = shape_of(a)
+    ax = int(axis) % len(shape) - len(shape)
+
+    def along(x):
+        return 0 if x is np._NoValue else 1 if np.ndim(plain(x)) == 0 else shape_of(x)[ax]
+
+    before, m = along(prepend), shape[ax]
+
+    def diff_pullback(g):
+        if n == 0:
+            return (g, None, None, None, None)
+        # the transpose of a difference is minus the difference of the padded cotangent
+        full = (-1) ** n * np.diff(_pad_axis(g, ax, n, n), n, axis=ax)
+        tail = (slice(None),) * (-ax - 1)
+        parts = [full[(Ellipsis, s) + tail] for s in
+                 (slice(before, before + m), slice(0, before), slice(before + m, None))]
+        return (parts[0], None, None,
+                None if prepend is np._NoValue else parts[1],
+                None if append is np._NoValue else parts[2])
+
+    return ans, diff_pullback
+
+
+@rrule(np.ediff1d)
+def ediff1d_rule(ary, to_end=None, to_begin=None):
+    ans = np.ediff1d(ary, to_end, to_begin)
+    shapes = [shape_of(x) if x is not None else (0,) for x in (ary, to_begin)]
+    m, b = (int(np.prod(s)) for s in shapes)
+
+    def ediff1d_pullback(g):
+        # the output is [to_begin, diff(ary), to_end], all flattened
+        batch = batch_shape(g, 1)
+        end = b + max(m - 1, 0)
+        ct_ary = -np.diff(_pad_axis(g[..., b:end], -1, 1, 1), axis=-1) if m else None
+        return (None if ct_ary is None else np.reshape(ct_ary, batch + shapes[0]),
+                None if to_end is None else np.reshape(g[..., end:], batch + shape_of(to_end)),
+                None if to_begin is None else np.reshape(g[..., :b], batch + shapes[1]))
+
+    return ans, ediff1d_pullback
