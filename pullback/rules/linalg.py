@@ -1,14 +1,77 @@
-"""Products and numpy.linalg."""
+"""Products (matmul, dot, multi_dot, matrix_power) and numpy.linalg's inverses,
+determinants and solves; decompositions are in linalg_decomp, norms in linalg_norm.
+
+Every pullback counts matrix axes from the end, so a cotangent with leading batch axes
+(and stacked matrices, ``(..., m, n)``) goes through the same code. Complex matrices follow
+the ChainRules convention: the cotangent of ``a @ b`` is ``g @ b^H``, not ``g @ b^T``.
+"""
+
+import math
 
 import numpy as np
 
-from ..core import NoRuleError, rrule
-from ._util import conj_if_complex, shape_of
+from ..core import Tracked, nondifferentiable, plain, rrule
+from ._util import batch_shape, conj_if_complex, shape_of
 
 
 def _mT(x):
     return np.swapaxes(x, -1, -2)
 
+
+def _H(x):
+    """The conjugate transpose of the last two axes."""
+    return conj_if_complex(np.swapaxes(x, -1, -2))
+
+
+def _real(x):
+    return np.real(x) if np.iscomplexobj(plain(x)) else x
+
+
+def _diag_embed(d):
+    """Matrices with ``d`` (last axis) on the diagonal."""
+    return np.expand_dims(d, -1) * np.eye(shape_of(d)[-1])
+
+
+def _matrices(g):
+    """A cotangent of a 0-d-per-matrix output (det, norm ...) broadcast against matrices."""
+    return np.expand_dims(g, (-2, -1))
+
+
+def _is_zero(g):
+    """A cotangent the engine filled with zeros for an unused output: it may be skipped.
+    (A tracked cotangent is never skipped: its derivative may be wanted.)"""
+    return not isinstance(g, Tracked) and not np.any(g)
+
+
+def _hermitian_adjoint(s, lower, conj=True):
+    """The cotangent of ``a`` when a function reads only one triangle of ``a`` and takes the
+    other from it by (conjugate) symmetry, given the cotangent ``s`` of the full Hermitian
+    matrix it uses: the strict triangle gets ``s + s^H``, the diagonal its real part."""
+    n = shape_of(s)[-1]
+    weight = np.tri(n) - 0.5 * np.eye(n)
+    if not lower:
+        weight = weight.T
+    return (s + (_H(s) if conj else _mT(s))) * weight
+
+
+def _svdvals_vjp(a, g, hermitian=False):
+    """The cotangent of ``a`` for its singular values: u diag(g) v^H."""
+    u, _, vh = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
+    return np.matmul(u * np.expand_dims(g, -2), vh)
+
+
+def _columns(x, vector):
+    """A right-hand side as columns: a vector ``(..., n)`` becomes ``(..., n, 1)``."""
+    return np.expand_dims(x, -1) if vector else x
+
+
+def _uncolumns(x, vector):
+    return x[..., 0] if vector else x
+
+
+nondifferentiable(np.linalg.matrix_rank)
+
+# ---------------------------------------------------------------------------- products
 
 def _matmul_vjp(g, a, b, a_nd, b_nd):
     """Cotangents of ``a @ b``: g times b transposed, and a transposed times g; 1-d
@@ -36,18 +99,255 @@ def matmul_rule(a, b):
     return np.matmul(a, b), matmul_pullback
 
 
+rrule(np.linalg.matmul)(matmul_rule)  # NumPy 2's array-API spelling of np.matmul
+
+
 @rrule(np.dot)
 def dot_rule(a, b):
-    a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
-    if a_nd > 2 or b_nd > 2:
-        raise NoRuleError(
-            f"pullback: np.dot of arrays with {a_nd} and {b_nd} axes has no rule; "
-            "use np.matmul, np.tensordot or np.einsum"
-        )
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    a_nd, b_nd = len(a_shape), len(b_shape)
 
     def dot_pullback(g):
         if a_nd == 0 or b_nd == 0:
             return g * conj_if_complex(b), g * conj_if_complex(a)
-        return _matmul_vjp(g, a, b, a_nd, b_nd)
+        if max(a_nd, b_nd) <= 2 or min(a_nd, b_nd) == 1:
+            return _matmul_vjp(g, a, b, a_nd, b_nd)  # dot agrees with matmul here
+        # dot(a, b)[i..., j..., m] = sum_k a[i..., k] b[j..., k, m]: one matrix product
+        # of a as (P, K) and b with its axis k moved first, as (K, Q M)
+        k = a_shape[-1]
+        a2 = np.reshape(a, (-1, k))
+        b2 = np.reshape(np.moveaxis(b, -2, 0), (k, -1))
+        g2 = np.reshape(g, batch_shape(g, a_nd + b_nd - 2) + (a2.shape[0], b2.shape[1]))
+        ga = np.reshape(np.matmul(g2, _H(b2)), shape_of(g2)[:-2] + a_shape)
+        gb = np.reshape(np.matmul(_H(a2), g2), shape_of(g2)[:-2] + (k,) + b_shape[:-2]
+                        + b_shape[-1:])
+        return ga, np.moveaxis(gb, -b_nd, -2)
 
-    return (np.multiply(a, b) if a_nd == 0 or b_nd == 0 else np.matmul(a, b)), dot_pullback
+    return np.dot(a, b), dot_pullback
+
+
+@rrule(np.linalg.multi_dot)
+def multi_dot_rule(arrays, *, out=None):
+    ans = np.linalg.multi_dot(arrays)
+    first_vector = len(shape_of(arrays[0])) == 1
+    last_vector = len(shape_of(arrays[-1])) == 1
+
+    def multi_dot_pullback(g):
+        mats = list(arrays)  # vectors as a row and a column; g as a matrix to match
+        if last_vector:
+            mats[-1] = np.expand_dims(mats[-1], -1)
+            g = np.expand_dims(g, -1)
+        if first_vector:
+            mats[0] = np.expand_dims(mats[0], 0)
+            g = np.expand_dims(g, -2)
+        # the cotangent of mats[i] is (mats[:i] product)^H g (mats[i+1:] product)^H
+        left = [g]
+        for m in mats[:-1]:
+            left.append(np.matmul(_H(m), left[-1]))
+        cts = [None] * len(mats)
+        right = None
+        for i in range(len(mats) - 1, -1, -1):
+            cts[i] = left[i] if right is None else np.matmul(left[i], right)
+            if i:
+                right = _H(mats[i]) if right is None else np.matmul(right, _H(mats[i]))
+        if first_vector:
+            cts[0] = cts[0][..., 0, :]
+        if last_vector:
+            cts[-1] = cts[-1][..., 0]
+        return (cts,)
+
+    return ans, multi_dot_pullback
+
+
+@rrule(np.linalg.matrix_power)
+def matrix_power_rule(a, n):
+    ans = np.linalg.matrix_power(a, n)
+
+    def matrix_power_pullback(g):
+        if n == 0:
+            return None, None
+        b = a if n > 0 else np.linalg.inv(a)
+        # d b^m = sum_k b^k db b^(m-1-k): the cotangent of b is sum_k (b^H)^k g (b^H)^(m-1-k)
+        bh = _H(b)
+        powers = [None, bh]
+        for _ in range(abs(n) - 2):
+            powers.append(np.matmul(powers[-1], bh))
+        gb = g if abs(n) == 1 else np.matmul(g, powers[-1]) + np.matmul(powers[-1], g)
+        for k in range(1, abs(n) - 1):
+            gb = gb + np.matmul(np.matmul(powers[k], g), powers[abs(n) - 1 - k])
+        if n > 0:
+            return gb, None
+        return -np.matmul(np.matmul(bh, gb), bh), None  # through the inverse
+
+    return ans, matrix_power_pullback
+
+
+# ---------------------------------------------------------------------------- inverses
+
+@rrule(np.linalg.inv)
+def inv_rule(a):
+    ans = np.linalg.inv(a)
+
+    def inv_pullback(g):
+        ah = _H(ans)
+        return (-np.matmul(np.matmul(ah, g), ah),)
+
+    return ans, inv_pullback
+
+
+def _pinv_vjp(a, x, g):
+    """The cotangent of ``a`` for ``x = pinv(a)`` (Golub and Pereyra 1973; valid where
+    the rank does not change): -x^H g x^H + (I - a x) g^H x x^H + x^H x g^H (I - x a)."""
+    xh, gh = _H(x), _H(g)
+    first = -np.matmul(np.matmul(xh, g), xh)
+    left = np.matmul(gh, np.matmul(x, xh))
+    right = np.matmul(np.matmul(xh, x), gh)
+    return (first + left - np.matmul(a, np.matmul(x, left))
+            + right - np.matmul(np.matmul(right, x), a))
+
+
+@rrule(np.linalg.pinv)
+def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
+    ans = np.linalg.pinv(a, rcond, hermitian, **kwargs)
+
+    def pinv_pullback(g):
+        ga = _pinv_vjp(a, ans, g)
+        if hermitian:  # computed by eigh, which reads the lower triangle
+            ga = _hermitian_adjoint(ga, lower=True)
+        return ga, None, None
+
+    return ans, pinv_pullback
+
+
+@rrule(np.linalg.tensorinv)
+def tensorinv_rule(a, ind=2):
+    ans = np.linalg.tensorinv(a, ind)
+    shape = shape_of(a)
+    n = math.prod(shape[:ind])
+
+    def tensorinv_pullback(g):
+        # the inverse of a seen as an (n, n) matrix, reshaped
+        y = np.reshape(ans, (n, n))
+        g2 = np.reshape(g, batch_shape(g, len(shape)) + (n, n))
+        ga = -np.matmul(np.matmul(_H(y), g2), _H(y))
+        return np.reshape(ga, shape_of(g2)[:-2] + shape), None
+
+    return ans, tensorinv_pullback
+
+
+# ---------------------------------------------------------------------------- determinants
+
+def _adjugate(a):
+    """adj(a) = det(a) a^-1, also where a is singular: with a = u s v^H,
+    adj(a) = det(v^H) det(u) v adj(s) u^H, adj(s) holding the products of the other
+    singular values."""
+    u, s, vh = np.linalg.svd(a)
+    others = np.prod(np.where(np.eye(shape_of(s)[-1], dtype=bool), 1, np.expand_dims(s, -2)),
+                     axis=-1)
+    scale = _matrices(np.linalg.det(u) * np.linalg.det(vh))
+    return scale * np.matmul(_H(vh) * np.expand_dims(others, -2), _H(u))
+
+
+def _det_vjp(a, ans, g):
+    # d det = tr(adj(a) da) = det tr(a^-1 da)
+    if np.all(plain(ans) != 0):
+        return _matrices(g * conj_if_complex(ans)) * _H(np.linalg.inv(a))
+    return _matrices(g) * _H(_adjugate(a))
+
+
+@rrule(np.linalg.det)
+def det_rule(a):
+    ans = np.linalg.det(a)
+
+    def det_pullback(g):
+        return (_det_vjp(a, ans, g),)
+
+    return ans, det_pullback
+
+
+@rrule(np.linalg.slogdet)
+def slogdet_rule(a):
+    ans = np.linalg.slogdet(a)
+
+    def slogdet_pullback(g):
+        g_sign, g_log = g
+        # d logabsdet = Re t and d sign = i Im(t) sign, with t = tr(a^-1 da); the sign
+        # of a real matrix is a constant
+        c = g_log
+        if np.iscomplexobj(plain(ans.sign)):
+            w = g_sign * np.conjugate(ans.sign)
+            c = c + (w - np.conjugate(w)) / 2
+        return (_matrices(c) * _H(np.linalg.inv(a)),)
+
+    return ans, slogdet_pullback
+
+
+# ---------------------------------------------------------------------------- solves
+
+def _solve_vjp(a_h, x, g, vector, solve=np.linalg.solve):
+    """Cotangents ``(ga, gb)`` of ``x = a^-1 b`` given ``a^H``: gb = a^-H g, ga = -gb x^H."""
+    gb = solve(a_h, _columns(g, vector))
+    ga = -np.matmul(gb, _H(_columns(x, vector)))
+    return ga, _uncolumns(gb, vector)
+
+
+@rrule(np.linalg.solve)
+def solve_rule(a, b):
+    ans = np.linalg.solve(a, b)
+    vector = len(shape_of(b)) == 1
+
+    def solve_pullback(g):
+        return _solve_vjp(_H(a), ans, g, vector)
+
+    return ans, solve_pullback
+
+
+@rrule(np.linalg.tensorsolve)
+def tensorsolve_rule(a, b, axes=None):
+    a_shape = shape_of(a)
+    nd = len(a_shape)
+    moved = None
+    if axes is not None:  # NumPy moves these axes of a to the end, in this order
+        moved = [int(k) % nd for k in axes]
+        a = np.moveaxis(a, moved, range(nd - len(moved), nd))
+    ans = np.linalg.tensorsolve(a, b)
+    b_shape = shape_of(b)
+    n = math.prod(b_shape)
+
+    def tensorsolve_pullback(g):
+        # a solve with a as an (n, n) matrix
+        nb = batch_shape(g, len(shape_of(ans)))
+        a2 = np.reshape(a, (n, n))
+        g2 = np.reshape(g, nb + (n,))
+        ga, gb = _solve_vjp(_H(a2), np.reshape(ans, (n,)), g2, True)
+        ga = np.reshape(ga, nb + shape_of(a))
+        if moved is not None:
+            ga = np.moveaxis(ga, range(-len(moved), 0), [k - nd for k in moved])
+        return ga, np.reshape(gb, nb + b_shape), None
+
+    return ans, tensorsolve_pullback
+
+
+@rrule(np.linalg.lstsq)
+def lstsq_rule(a, b, rcond=None):
+    ans = np.linalg.lstsq(a, b, rcond=rcond)
+    vector = len(shape_of(b)) == 1
+
+    def lstsq_pullback(g):
+        # x = pinv(a) b, differentiated where a has full rank
+        g_x, g_res, _, g_sv = g
+        x, b_cols = _columns(ans[0], vector), _columns(b, vector)
+        p = np.linalg.pinv(a)
+        gx = _columns(g_x, vector)
+        gb = np.matmul(_H(p), gx)
+        ga = _pinv_vjp(a, p, np.matmul(gx, _H(b_cols)))
+        if not _is_zero(g_res) and shape_of(ans[1])[-1:] != (0,):
+            # the residual |b - a x|^2 is stationary in x: only its explicit a and b move
+            r = (b_cols - np.matmul(a, x)) * np.expand_dims(2 * g_res, -2)
+            gb = gb + r
+            ga = ga - np.matmul(r, _H(x))
+        if not _is_zero(g_sv):
+            ga = ga + _svdvals_vjp(a, g_sv)
+        return ga, _uncolumns(gb, vector), None
+
+    return ans, lstsq_pullback

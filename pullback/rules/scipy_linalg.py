@@ -1,1 +1,375 @@
-"""Rules for scipy.linalg."""
+"""Rules for scipy.linalg. SciPy's functions are plain Python that NumPy's dispatch never
+sees, so each one is intercepted (replaced in ``scipy.linalg`` by a
+``pullback.primitive``) and its rule registered for the wrapper; rules call the wrappers,
+so that their pullbacks are differentiable again.
+
+Functions that read part of a matrix (a triangle, a diagonal, the factor in a
+``cho_factor`` or ``lu_factor`` result) give cotangents on that part only, as in
+numpy.linalg (see linalg_decomp).
+"""
+
+import functools
+
+import numpy as np
+import scipy.linalg
+
+from ..core import NoRuleError, plain, rrule
+from ._util import conj_if_complex, intercept, shape_of
+from .linalg import (
+    _H,
+    _columns,
+    _det_vjp,
+    _diag_embed,
+    _hermitian_adjoint,
+    _is_zero,
+    _mT,
+    _real,
+    _solve_vjp,
+    _uncolumns,
+)
+from .linalg_decomp import _cholesky_vjp, _column_dots, _eigh_vjp, _sandwich
+
+solve_triangular = intercept(scipy.linalg, "solve_triangular")
+cho_factor = intercept(scipy.linalg, "cho_factor")
+cho_solve = intercept(scipy.linalg, "cho_solve")
+lu_factor = intercept(scipy.linalg, "lu_factor")
+lu_solve = intercept(scipy.linalg, "lu_solve")
+expm = intercept(scipy.linalg, "expm")
+sqrtm = intercept(scipy.linalg, "sqrtm")
+logm = intercept(scipy.linalg, "logm")
+solve_sylvester = intercept(scipy.linalg, "solve_sylvester")
+eigh = intercept(scipy.linalg, "eigh")
+det = intercept(scipy.linalg, "det")
+inv = intercept(scipy.linalg, "inv")
+solve = intercept(scipy.linalg, "solve")
+cholesky = intercept(scipy.linalg, "cholesky")
+
+
+def _vector(b):
+    return len(shape_of(b)) == 1
+
+
+def _triangle(n, lower, strict=False):
+    """The mask of the lower (or upper) triangle, without the diagonal if ``strict``."""
+    mask = np.tri(n, k=-1 if strict else 0)
+    return mask if lower else mask.T
+
+
+# ---------------------------------------------------------------------------- op(a) solves
+
+_TRANS = {0: 0, 1: 1, 2: 2, "N": 0, "T": 1, "C": 2}
+
+
+def _adjoint_solve(solve_with, g, trans):
+    """op(a)^-H g, where ``solve_with(rhs, t)`` solves op_t(a) x = rhs (0: a, 1: a^T,
+    2: a^H)."""
+    if trans == 0:
+        return solve_with(g, 2)
+    if trans == 2:
+        return solve_with(g, 0)
+    return conj_if_complex(solve_with(conj_if_complex(g), 0))  # (a^T)^-H = conj(a)^-1
+
+
+def _op_solve_vjp(solve_with, x, g, trans, vector):
+    """Cotangents ``(ga, gb)`` of ``x = op(a)^-1 b`` (ga for a itself, not op(a))."""
+    gb = _adjoint_solve(solve_with, _columns(g, vector), trans)
+    gm = -np.matmul(gb, _H(_columns(x, vector)))
+    ga = gm if trans == 0 else _mT(gm) if trans == 1 else _H(gm)
+    return ga, _uncolumns(gb, vector)
+
+
+@rrule(solve_triangular)
+def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args, **kwargs):
+    ans = solve_triangular(a, b, trans, lower, unit_diagonal, *args, **kwargs)
+
+    def solve_with(rhs, t):
+        return solve_triangular(a, rhs, t, lower, unit_diagonal)
+
+    def solve_triangular_pullback(g):
+        ga, gb = _op_solve_vjp(solve_with, ans, g, _TRANS[trans], _vector(b))
+        # only the triangle is read (and not the diagonal if it is taken as ones)
+        return (ga * _triangle(shape_of(a)[-1], lower, unit_diagonal), gb) + (None,) * 5
+
+    return ans, solve_triangular_pullback
+
+
+# ---------------------------------------------------------------------------- cholesky
+
+@rrule(cholesky)
+def cholesky_rule(a, lower=False, *args, **kwargs):
+    ans = cholesky(a, lower, *args, **kwargs)
+
+    def cholesky_pullback(g):
+        return (_cholesky_vjp(ans, g, lower),) + (None,) * 3
+
+    return ans, cholesky_pullback
+
+
+@rrule(cho_factor)
+def cho_factor_rule(a, lower=False, *args, **kwargs):
+    ans = cho_factor(a, lower, *args, **kwargs)
+
+    def cho_factor_pullback(g):
+        # c holds the factor in one triangle and a's own entries in the other
+        c, gc = ans[0], g[0]
+        tri = _triangle(shape_of(c)[-1], lower)
+        ga = _cholesky_vjp(c * tri, gc * tri, lower) + gc * (1 - tri)
+        return (ga,) + (None,) * 3
+
+    return ans, cho_factor_pullback
+
+
+@rrule(cho_solve)
+def cho_solve_rule(c_and_lower, b, *args, **kwargs):
+    c, lower = c_and_lower
+    ans = cho_solve(c_and_lower, b, *args, **kwargs)
+    lower = bool(np.all(lower))  # cho_factor of a stack gives one flag per matrix
+
+    def cho_solve_pullback(g):
+        # x = (l l^H)^-1 b, or (u^H u)^-1 b, with the factor read from c's triangle
+        ga, gb = _solve_vjp((c, lower), ans, g, _vector(b), solve=cho_solve)
+        ga = ga + _H(ga)
+        tri = _triangle(shape_of(c)[-1], lower)
+        factor = c * tri
+        gc = (np.matmul(ga, factor) if lower else np.matmul(factor, ga)) * tri
+        return ((gc, None), gb) + (None,) * 2
+
+    return ans, cho_solve_pullback
+
+
+# ---------------------------------------------------------------------------- lu
+
+def _row_permutation(piv):
+    """P with P a = l u, from LAPACK's pivots (row i swapped with row piv[i], in turn)."""
+    piv = np.asarray(plain(piv))
+    n = piv.shape[-1]
+    perm = np.broadcast_to(np.arange(n), piv.shape).copy()
+    for idx in np.ndindex(piv.shape[:-1]):
+        p = perm[idx]
+        for i, j in enumerate(piv[idx]):
+            p[i], p[j] = p[j], p[i]
+    return np.eye(n)[perm]
+
+
+def _lu_parts(lu):
+    n = shape_of(lu)[-1]
+    strict = np.tri(n, k=-1)
+    return lu * strict + np.eye(n), lu * (1 - strict), strict
+
+
+@rrule(lu_factor)
+def lu_factor_rule(a, *args, **kwargs):
+    m, n = shape_of(a)[-2:]
+    if m != n:
+        raise NoRuleError("pullback: scipy.linalg.lu_factor has a rule for square matrices only")
+    ans = lu_factor(a, *args, **kwargs)
+
+    def lu_factor_pullback(g):
+        # P a = l u; with x = l^-1 P da u^-1: dl = l tril(x, -1), du = triu(x) u
+        (lu, piv), glu = ans, g[0]
+        low, up, strict = _lu_parts(lu)
+        gx = (np.matmul(_H(low), glu * strict) * strict
+              + np.matmul(glu * (1 - strict), _H(up)) * (1 - strict))
+        gpa = np.matmul(np.matmul(_H(np.linalg.inv(low)), gx), _H(np.linalg.inv(up)))
+        return (np.matmul(_mT(_row_permutation(piv)), gpa),) + (None,) * 2
+
+    return ans, lu_factor_pullback
+
+
+@rrule(lu_solve)
+def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
+    lu, piv = lu_and_piv
+    ans = lu_solve(lu_and_piv, b, trans, *args, **kwargs)
+
+    def solve_with(rhs, t):
+        return lu_solve((lu, piv), rhs, t)
+
+    def lu_solve_pullback(g):
+        ga, gb = _op_solve_vjp(solve_with, ans, g, _TRANS[trans], _vector(b))
+        # a = P^T l u
+        low, up, strict = _lu_parts(lu)
+        gpa = np.matmul(_row_permutation(piv), ga)
+        glu = np.matmul(gpa, _H(up)) * strict + np.matmul(_H(low), gpa) * (1 - strict)
+        return ((glu, None), gb) + (None,) * 3
+
+    return ans, lu_solve_pullback
+
+
+# ---------------------------------------------------------------------------- matrix functions
+
+def _frechet_adjoint(f, a, g):
+    """L_f(a^H, g), the adjoint of the Fréchet derivative of a matrix function f with real
+    Taylor coefficients (exp, log, sqrt), from f([[x, e], [0, x]]) = [[f(x), L_f(x, e)],
+    [0, f(x)]] (Higham, Functions of Matrices, 2008, Thm 3.6); differentiable again."""
+    n = shape_of(a)[-1]
+    gshape = shape_of(g)
+    ah = np.broadcast_to(_H(a), gshape)
+    zero = np.zeros(gshape, dtype=np.result_type(plain(a), plain(g)))
+    top = np.concatenate([ah, g], axis=-1)
+    bottom = np.concatenate([zero, ah], axis=-1)
+    return f(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
+
+
+@rrule(expm)
+def expm_rule(A):
+    def expm_pullback(g):
+        return (_frechet_adjoint(expm, A, g),)
+
+    return expm(A), expm_pullback
+
+
+@rrule(logm)
+def logm_rule(A, *args, **kwargs):
+    def logm_pullback(g):
+        return (_frechet_adjoint(logm, A, g),) + (None,) * 2
+
+    return logm(A, *args, **kwargs), logm_pullback
+
+
+@rrule(sqrtm)
+def sqrtm_rule(A, *args, **kwargs):
+    ans = sqrtm(A, *args, **kwargs)
+
+    def sqrtm_pullback(g):
+        # x x = a: x dx + dx x = da, so ga solves x^H ga + ga x^H = g
+        xh = _H(ans)
+        return (solve_sylvester(xh, xh, g),) + (None,) * 3
+
+    return ans, sqrtm_pullback
+
+
+@rrule(solve_sylvester)
+def solve_sylvester_rule(a, b, q):
+    ans = solve_sylvester(a, b, q)
+
+    def solve_sylvester_pullback(g):
+        # a x + x b = q: gq solves a^H gq + gq b^H = g; ga = -gq x^H, gb = -x^H gq
+        gq = solve_sylvester(_H(a), _H(b), g)
+        return -np.matmul(gq, _H(ans)), -np.matmul(_H(ans), gq), gq
+
+    return ans, solve_sylvester_pullback
+
+
+# ---------------------------------------------------------------------------- eigh
+
+@rrule(eigh)
+def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_index=None,
+              subset_by_value=None, **kwargs):
+    if type != 1 or subset_by_index is not None or subset_by_value is not None:
+        raise NoRuleError(
+            "pullback: scipy.linalg.eigh has a rule for type=1 problems with all "
+            "eigenvalues (no subset_by_index or subset_by_value)"
+        )
+    ans = eigh(a, b, lower=lower, eigvals_only=eigvals_only, **kwargs)
+
+    def eigh_pullback(g):
+        # a v = b v diag(w), v^H b v = I. With k = v^H da v - v^H db v diag(w): dw = diag(k)
+        # and dv = v c, c = F * k - diag(v^H db v) / 2 (b = I: numpy.linalg.eigh's rule)
+        if eigvals_only:
+            (w, v), gw, gv = eigh(a, b, lower=lower), g, None
+        else:
+            (w, v), (gw, gv) = ans, g
+        gk = _eigh_vjp(w, v, gw, gv)
+        ga = _hermitian_adjoint(_sandwich(v, gk), lower)
+        if b is None:
+            return ga, None
+        gkb = -gk * np.expand_dims(w, -2)
+        if gv is not None and not _is_zero(gv):
+            gkb = gkb - _diag_embed(_real(_column_dots(v, gv))) / 2
+        return ga, _hermitian_adjoint(_sandwich(v, gkb), lower)
+
+    return ans, eigh_pullback
+
+
+# ---------------------------------------------------------------------------- det, inv, solve
+
+@rrule(det)
+def det_rule(a, *args, **kwargs):
+    ans = det(a, *args, **kwargs)
+
+    def det_pullback(g):
+        return (_det_vjp(a, ans, g),) + (None,) * 2
+
+    return ans, det_pullback
+
+
+def _structured(a, assume_a, lower):
+    """The matrix a solver with ``assume_a`` works with: the part of ``a`` it reads, with
+    the other triangle filled in by symmetry."""
+    n = shape_of(a)[-1]
+    kind = _STRUCTURES[assume_a]
+    if kind == "general":
+        return a
+    if kind in ("symmetric", "hermitian"):
+        t = a * _triangle(n, lower, strict=True)
+        d = a * np.eye(n)
+        if kind == "hermitian":
+            return t + _H(t) + _real(d)
+        return t + _mT(t) + d
+    return a * _MASKS[kind](n)
+
+
+def _structure_adjoint(s, assume_a, lower):
+    """The adjoint of ``_structured``: the cotangent of ``a`` from that of the matrix
+    the solver works with."""
+    kind = _STRUCTURES[assume_a]
+    if kind == "general":
+        return s
+    if kind in ("symmetric", "hermitian"):
+        return _hermitian_adjoint(s, lower, conj=kind == "hermitian")
+    return s * _MASKS[kind](shape_of(s)[-1])
+
+
+# assume_a=None detects the structure from a's values, and a perturbation of a makes it
+# general again; 'banded' detects the band from a's nonzeros: both are general here
+_STRUCTURES = {
+    None: "general", "general": "general", "gen": "general", "banded": "general",
+    "diagonal": "diagonal", "tridiagonal": "tridiagonal",
+    "upper triangular": "upper", "lower triangular": "lower",
+    "sym": "symmetric", "symmetric": "symmetric",
+    "her": "hermitian", "hermitian": "hermitian",
+    "pos": "hermitian", "positive definite": "hermitian",
+}
+_MASKS = {
+    "diagonal": np.eye,
+    "tridiagonal": lambda n: np.tri(n, k=1) * np.tri(n, k=1).T,
+    "upper": lambda n: np.tri(n).T,
+    "lower": np.tri,
+}
+
+
+@functools.cache
+def _inv_diagonal_keeps_the_rest():
+    """Whether scipy.linalg.inv(a, assume_a='diagonal') returns a's off-diagonal entries
+    unchanged (SciPy 1.17 does) rather than zeros."""
+    return bool(inv.__wrapped__(np.ones((2, 2)) + np.eye(2), assume_a="diagonal")[0, 1])
+
+
+@rrule(inv)
+def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
+    ans = inv(a, *args, assume_a=assume_a, lower=lower, **kwargs)
+
+    def inv_pullback(g):
+        y, rest = ans, None
+        if assume_a == "diagonal" and _inv_diagonal_keeps_the_rest():
+            eye = np.eye(shape_of(a)[-1])
+            y, rest = ans * eye, g * (1 - eye)
+        yh = _H(y)
+        ga = _structure_adjoint(-np.matmul(np.matmul(yh, g), yh), assume_a, lower)
+        return (ga if rest is None else ga + rest), None, None
+
+    return ans, inv_pullback
+
+
+@rrule(solve)
+def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+               assume_a=None, transposed=False):
+    ans = solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed)
+
+    def solve_pullback(g):
+        m = _structured(a, assume_a, lower)
+        ga, gb = _solve_vjp(_H(_mT(m) if transposed else m), ans, g, _vector(b))
+        ga = _structure_adjoint(_mT(ga) if transposed else ga, assume_a, lower)
+        return (ga, gb) + (None,) * 6
+
+    return ans, solve_pullback

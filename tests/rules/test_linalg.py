@@ -1,2 +1,100 @@
-SPECS = []
-NONDIFF = []
+import numpy as np
+
+import pullback as pb
+
+from .spec import Spec, check_constant, parametrize
+
+
+def square(rng, shape):
+    """Well-conditioned square matrices, I + 0.3 M."""
+    return np.eye(shape[-1]) + 0.3 * rng.standard_normal(shape)
+
+
+def csquare(rng, shape):
+    return square(rng, shape) + 0.3j * rng.standard_normal(shape)
+
+
+def spd(rng, shape):
+    """Symmetric positive definite matrices, M M^T + n I."""
+    m = rng.standard_normal(shape)
+    return m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def reshaped_square(rng, shape):
+    """A well-conditioned square matrix reshaped to ``shape`` (for tensorinv/tensorsolve)."""
+    n = int(round(np.sqrt(np.prod(shape))))
+    return np.reshape(square(rng, (n, n)), shape)
+
+
+MATMUL = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+          ((2, 2, 3), (2, 3, 4)), ((2, 1, 2, 3), (3, 3, 4)), ((3,), (2, 3, 4)),
+          ((2, 2, 3), (3,))]
+DOT = [((), (3,)), ((3,), ()), ((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+       ((2, 2, 3), (3, 4)), ((2, 3), (4, 3, 2)), ((2, 2, 3), (2, 3, 2)), ((3,), (2, 3, 4)),
+       ((2, 2, 3), (3,))]
+SOLVE = [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)), ((2, 1, 3, 3), (4, 3, 2)),
+         ((2, 3, 3), (3,))]
+LSTSQ = [((4, 3), (4,)), ((4, 3), (4, 2)), ((3, 3), (3,)), ((3, 4), (3,)), ((3, 4), (3, 2))]
+
+
+def _lstsq(a, b):
+    x, residuals, _, sv = np.linalg.lstsq(a, b, rcond=None)
+    return x, residuals, sv
+
+
+SPECS = [
+    Spec(np.matmul, MATMUL),
+    Spec(np.matmul, MATMUL[3:6], domain="complex", name="np.matmul(complex)"),
+    Spec(np.linalg.matmul, MATMUL[:4]),
+    Spec(np.dot, DOT),
+    Spec(np.dot, DOT[4:8], domain="complex", name="np.dot(complex)"),
+    Spec(np.linalg.multi_dot, [((3,), (3, 2), (2, 4)), ((2, 3), (3, 3), (3,)),
+                               ((3,), (3, 2), (2,)), ((2, 3), (3, 4), (4, 2), (2, 2))],
+         call=lambda *xs: np.linalg.multi_dot(list(xs))),
+    Spec(np.linalg.multi_dot, [((2, 3), (3, 4), (4, 2))], domain="complex",
+         call=lambda *xs: np.linalg.multi_dot(list(xs)), name="multi_dot(complex)"),
+    Spec(np.linalg.matrix_power, [(3, 3), (2, 3, 3)], domain=square,
+         kwargs={"n": [-2, -1, 0, 1, 2, 3]}),
+    Spec(np.linalg.matrix_power, [(3, 3)], domain=csquare, kwargs={"n": [-2, 3]},
+         name="matrix_power(complex)"),
+    Spec(np.linalg.inv, [(3, 3), (2, 3, 3)], domain=square),
+    Spec(np.linalg.inv, [(3, 3)], domain=csquare, name="inv(complex)"),
+    Spec(np.linalg.pinv, [(3, 3), (2, 3), (3, 2), (2, 3, 2)], domain="real"),
+    Spec(np.linalg.pinv, [(2, 3)], domain="complex", name="pinv(complex)"),
+    Spec(np.linalg.pinv, [(3, 3)], domain=spd, kwargs={"hermitian": [True]},
+         name="pinv(hermitian)"),
+    Spec(np.linalg.tensorinv, [(2, 3, 6)], domain=reshaped_square),
+    Spec(np.linalg.tensorinv, [(4, 2, 2)], domain=reshaped_square, kwargs={"ind": [1]},
+         name="tensorinv(ind=1)"),
+    Spec(np.linalg.det, [(3, 3), (2, 3, 3)], domain=square),
+    Spec(np.linalg.det, [(3, 3)], domain=csquare, name="det(complex)"),
+    Spec(np.linalg.slogdet, [(3, 3), (2, 3, 3)], domain=square),
+    Spec(np.linalg.slogdet, [(3, 3), (2, 3, 3)], domain=csquare, name="slogdet(complex)"),
+    Spec(np.linalg.solve, SOLVE, domain=(square, "real")),
+    Spec(np.linalg.solve, SOLVE[:3], domain=(csquare, "complex"), name="solve(complex)"),
+    Spec(np.linalg.tensorsolve, [((2, 3, 6), (2, 3)), ((6, 2, 3), (6,))],
+         domain=(reshaped_square, "real")),
+    Spec(np.linalg.tensorsolve, [((6, 2, 3), (2, 3))], domain=(reshaped_square, "real"),
+         kwargs={"axes": [(0,)]}, name="tensorsolve(axes)"),
+    Spec(np.linalg.lstsq, LSTSQ, call=_lstsq),
+    Spec(np.linalg.lstsq, LSTSQ[:2], domain="complex", call=_lstsq, name="lstsq(complex)"),
+]
+
+NONDIFF = [np.linalg.matrix_rank]
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+def test_nondifferentiable_outputs_are_constants():
+    check_constant(np.linalg.matrix_rank, np.eye(3))
+
+
+
+def test_det_of_a_singular_matrix_has_the_adjugate_gradient():
+    for a in (np.ones((3, 3)), np.array([[1.0, 2.0], [2.0, 4.0]]),
+              np.array([[1.0, 1j], [1j, -1.0]])):
+        pb.check_grads(np.linalg.det, a)
+        pb.check_grads(np.linalg.det, np.stack([a, np.eye(len(a))]))

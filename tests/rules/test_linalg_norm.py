@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import Spec, parametrize
+from .test_linalg import csquare, square
+
+INF = np.inf
+VECTOR_ORDS = [None, 2, 1, -1, INF, -INF, 0, 3, 0.5, -2]
+MATRIX_ORDS = [None, "fro", "nuc", INF, -INF, 1, -1, 2, -2]
+
+SPECS = [
+    Spec(np.linalg.norm, [(2, 3, 2)], name="norm(ravel)"),
+    Spec(np.linalg.norm, [(3,)], domain="nonzero", kwargs={"ord": VECTOR_ORDS}),
+    Spec(np.linalg.norm, [(2, 3)], domain="nonzero",
+         kwargs={"ord": [None, 1, INF, 3], "axis": [0, -1], "keepdims": [False, True]},
+         name="norm(vector, axis)"),
+    Spec(np.linalg.norm, [(3, 3), (2, 3)], kwargs={"ord": MATRIX_ORDS}, name="norm(matrix)"),
+    Spec(np.linalg.norm, [(2, 3, 4)],
+         kwargs={"ord": ["fro", "nuc", INF, 1, -2], "axis": [(0, 2), (-1, 0)],
+                 "keepdims": [False, True]},
+         name="norm(matrix, axis)"),
+    Spec(np.linalg.norm, [(3,)], domain="complex", kwargs={"ord": [None, 1, INF, 3]},
+         name="norm(complex vector)"),
+    Spec(np.linalg.norm, [(3, 3)], domain="complex", kwargs={"ord": MATRIX_ORDS},
+         name="norm(complex matrix)"),
+    Spec(np.linalg.vector_norm, [(2, 3)], domain="nonzero",
+         kwargs={"ord": [2, 1, -1, INF, -INF, 0, 3]}),
+    Spec(np.linalg.vector_norm, [(2, 3, 2)], domain="nonzero",
+         kwargs={"ord": [2, INF], "axis": [-1, (0, 2)], "keepdims": [False, True]},
+         name="vector_norm(axis)"),
+    Spec(np.linalg.matrix_norm, [(3, 3), (2, 3, 4)], kwargs={"ord": MATRIX_ORDS[1:]}),
+    Spec(np.linalg.matrix_norm, [(2, 3, 4)], kwargs={"ord": ["fro", "nuc", 1],
+                                                      "keepdims": [True]},
+         name="matrix_norm(keepdims)"),
+    Spec(np.linalg.cond, [(3, 3), (2, 3, 3)], domain=square, kwargs={"p": MATRIX_ORDS}),
+    Spec(np.linalg.cond, [(3, 4)], kwargs={"p": [None, 2, -2]}, name="cond(wide)"),
+    Spec(np.linalg.cond, [(3, 3)], domain=csquare, kwargs={"p": [None, -2, "fro", 1]},
+         name="cond(complex)"),
+]
+
+
+@parametrize(SPECS)
+def test_rule(case):
+    case.check()
+
+
+@pytest.mark.parametrize("ord", [None, 2, 1, INF, 3, 0.5])
+def test_norm_at_zero_has_gradient_zero(ord):
+    for x in (np.zeros(3), np.zeros(3, complex)):
+        grad = pb.grad(lambda x: np.linalg.norm(x, ord))(x)
+        np.testing.assert_array_equal(grad, np.zeros_like(x))
+    grad = pb.grad(lambda x: np.linalg.vector_norm(x, ord=2 if ord is None else ord))(
+        np.zeros((2, 2)))
+    np.testing.assert_array_equal(grad, np.zeros((2, 2)))
+
+
+def test_frobenius_norm_at_zero_has_gradient_zero():
+    grad = pb.grad(lambda x: np.linalg.norm(x, "fro"))(np.zeros((2, 3)))
+    np.testing.assert_array_equal(grad, np.zeros((2, 3)))
+
+
+def test_zero_norm_counts_and_has_gradient_zero():
+    x = np.array([1.5, 0.0, -2.0])
+    value, grad = pb.value_and_grad(lambda x: np.linalg.norm(x, 0))(x)
+    assert value == 2.0
+    np.testing.assert_array_equal(grad, np.zeros(3))
+
+
+def test_ties_of_the_max_norm_share_the_gradient():
+    grad = pb.grad(lambda x: np.linalg.norm(x, INF))(np.array([2.0, -2.0, 1.0]))
+    np.testing.assert_array_equal(grad, [0.5, -0.5, 0.0])
