@@ -75,18 +75,28 @@ nondifferentiable(np.linalg.matrix_rank)
 
 def _matmul_vjp(g, a, b, a_nd, b_nd):
     """Cotangents of ``a @ b``: g times b transposed, and a transposed times g; 1-d
-    operands are promoted as matmul promotes them. ``g`` may carry leading batch axes."""
-    a, b = conj_if_complex(a), conj_if_complex(b)
-    if a_nd == 1 and b_nd == 1:
-        g1 = np.expand_dims(g, -1)
-        return g1 * b, g1 * a
-    if a_nd == 1:  # (k,) @ (..., k, n): g is (..., n)
-        return (np.matmul(np.expand_dims(g, -2), _mT(b))[..., 0, :],
-                np.expand_dims(a, -1) * np.expand_dims(g, -2))
-    if b_nd == 1:  # (..., m, k) @ (k,): g is (..., m)
-        return (np.expand_dims(g, -1) * b,
-                np.matmul(np.expand_dims(g, -2), a)[..., 0, :])
-    return np.matmul(g, _mT(b)), np.matmul(_mT(a), g)
+    operands are promoted as matmul promotes them. ``g`` may carry leading batch axes.
+    Both are thunks, so that a constant operand (the data in x @ W) costs nothing."""
+
+    def matmul_a():
+        bc = conj_if_complex(b)
+        if b_nd == 1:  # (..., m, k) @ (k,): g is (..., m)
+            return np.expand_dims(g, -1) * bc
+        if a_nd == 1:  # (k,) @ (..., k, n): g is (..., n)
+            return np.matmul(np.expand_dims(g, -2), _mT(bc))[..., 0, :]
+        return np.matmul(g, _mT(bc))
+
+    def matmul_b():
+        ac = conj_if_complex(a)
+        if a_nd == 1 and b_nd == 1:
+            return np.expand_dims(g, -1) * ac
+        if a_nd == 1:
+            return np.expand_dims(ac, -1) * np.expand_dims(g, -2)
+        if b_nd == 1:
+            return np.matmul(np.expand_dims(g, -2), ac)[..., 0, :]
+        return np.matmul(_mT(ac), g)
+
+    return matmul_a, matmul_b
 
 
 @rrule(np.matmul)
