@@ -15,12 +15,24 @@ from .core import (
 )
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
+from .transforms import (
+    checkpoint,
+    hessian,
+    hook,
+    hvp,
+    jacfwd,
+    jacobian,
+    jvp,
+    nobacksies,
+    stop_gradient,
+)
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp",
+    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp",
+    "checkpoint", "hook", "stop_gradient", "nobacksies",
     "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
     "rrule", "primitive", "elementwise", "nondifferentiable",
     "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",

@@ -63,16 +63,20 @@ _no_grad_lock = threading.Lock()
 class Frame:
     """One gradient computation: a fresh level, live while the ``with`` block runs."""
 
-    __slots__ = ("level", "tracker_level")
+    __slots__ = ("level", "tracker_level", "outer_no_grad")
 
     def __enter__(self):
         self.level = next(_level_ids)
         self.tracker_level = None
         _live[self.level] = "functional"
         _state.frames.append(self)
+        # a gradient asked for explicitly is computed even inside a no_grad block
+        self.outer_no_grad = _state.no_grad
+        _state.no_grad = 0
         return self
 
     def __exit__(self, *exc):
+        _state.no_grad = self.outer_no_grad
         _state.frames.remove(self)
         _live.pop(self.level, None)
         if self.tracker_level is not None:
@@ -592,7 +596,9 @@ def _per_slice(rule):
             if nb == 0:
                 return pullback(g)
             flat = np.reshape(g, (-1,) + np.shape(plain(g))[nb:])
-            slices = [pullback(flat[i]) for i in range(len(flat))]
+            # a slice's entries may be thunks: run them here, where they are stacked
+            slices = [[c() if callable(c) else c for c in pullback(flat[i])]
+                      for i in range(len(flat))]
             batch = np.shape(plain(g))[:nb]
             cts = []
             for parts in zip(*slices):

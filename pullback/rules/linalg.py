@@ -82,6 +82,8 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
         bc = conj_if_complex(b)
         if b_nd == 1:  # (..., m, k) @ (k,): g is (..., m)
             return np.expand_dims(g, -1) * bc
+        if a_nd == 1 and b_nd == 2:  # (k,) @ (k, n): g is (..., n), one matrix product
+            return np.matmul(g, _mT(bc))
         if a_nd == 1:  # (k,) @ (..., k, n): g is (..., n)
             return np.matmul(np.expand_dims(g, -2), _mT(bc))[..., 0, :]
         return np.matmul(g, _mT(bc))
@@ -92,6 +94,8 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
             return np.expand_dims(g, -1) * ac
         if a_nd == 1:
             return np.expand_dims(ac, -1) * np.expand_dims(g, -2)
+        if b_nd == 1 and a_nd == 2:  # (m, k) @ (k,): g is (..., m), one matrix product
+            return np.matmul(g, ac)
         if b_nd == 1:
             return np.matmul(np.expand_dims(g, -2), ac)[..., 0, :]
         return np.matmul(_mT(ac), g)
