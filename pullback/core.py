@@ -1072,13 +1072,14 @@ def _match(node, cts):
     # input that needs its cotangent, so rules can skip work nobody asked for
     pairs = []
     for i, (a, ct) in enumerate(zip(args, cts)):
-        if isinstance(a, Tracked):
+        if ct.__class__ is NotImplementedCotangent:
+            if _scan((a,))[0] == level:  # only an error if the argument was tracked here
+                raise NoRuleError(
+                    f"pullback: {_pullback_name(node.rule)} has no derivative with "
+                    f"respect to argument {i} ({ct.reason}); pass it as a plain value"
+                )
+        elif isinstance(a, Tracked):
             if a.level == level:
-                if ct.__class__ is NotImplementedCotangent:
-                    raise NoRuleError(
-                        f"pullback: {_pullback_name(node.rule)} has no derivative with "
-                        f"respect to argument {i} ({ct.reason}); pass it as a plain value"
-                    )
                 pairs.append((a, ct() if callable(ct) else ct))
         elif (type(a) is list or type(a) is tuple) and ct is not None:
             _match_nested(a, ct, level, pairs)
