@@ -2,17 +2,8 @@
 
 from . import rules  # noqa: F401  (registers the derivative rules)
 from .api import grad, value_and_grad, vjp
-from .core import (
-    LossError,
-    NestedDifferentiationError,
-    NoRuleError,
-    Tracked,
-    elementwise,
-    no_grad,
-    nondifferentiable,
-    primitive,
-    rrule,
-)
+from .core import LossError, NestedDifferentiationError, NoRuleError, Tracked, no_grad
+from .registry import elementwise, nondifferentiable, primitive, rrule
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import (

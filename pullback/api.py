@@ -6,7 +6,8 @@ import numbers
 
 import numpy as np
 
-from .core import Frame, LossError, Tracked, _live, backward_pass, plain
+from .backward import backward_pass
+from .core import Frame, LossError, Tracked, _live, plain
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "VJP"]

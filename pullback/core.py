@@ -1,4 +1,6 @@
-"""The engine: tracked values, nesting levels, dispatch of NumPy calls, the backward pass.
+"""The engine: tracked values, nesting levels and the dispatch of NumPy calls. The rule
+registry is in registry.py, the backward pass in backward.py, the array methods in
+methods.py.
 
 A ``Tracked`` value is both a value and a node of the recorded graph. Every gradient
 computation runs at its own *level* (an integer, larger for inner computations); a value
@@ -11,13 +13,12 @@ The state of a backward pass (cotangents, the order of visits) lives in the pass
 on the nodes, so a pass that raises halfway leaves the graph as it was.
 """
 
-import heapq
 import itertools
-import operator
-import sys
 import threading
 
 import numpy as np
+
+from .methods import ArrayMethods
 
 __all__ = [
     "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
@@ -97,14 +98,6 @@ def tracker_level():
     return frame.tracker_level
 
 
-def strip(x, level):
-    """``x`` with every box of level >= ``level``, of a finished level, or of the top-level
-    Tracker level removed: what a transform running at ``level`` hands back to its caller."""
-    while isinstance(x, Tracked) and (x.level >= level or x.level == 0 or x.level not in _live):
-        x = x.value
-    return x
-
-
 def plain(x):
     """The plain value under every box."""
     while isinstance(x, Tracked):
@@ -145,10 +138,7 @@ class no_grad:
 
 # ---------------------------------------------------------------------------- tracked values
 
-FREED = object()  # the rule of a node whose graph a backward pass has released
-
-
-class Tracked:
+class Tracked(ArrayMethods):
     """A value recorded by a gradient computation; NumPy functions accept it as an array.
 
     ``value`` is the plain value (or, under nested derivatives, a value tracked one level
@@ -192,27 +182,6 @@ class Tracked:
             "np.concatenate, or take x.value (x.item()) to leave the graph on purpose."
         )
 
-    # -- array attributes
-    shape = property(lambda self: self.value.shape)
-    ndim = property(lambda self: self.value.ndim)
-    dtype = property(lambda self: self.value.dtype)
-    size = property(lambda self: self.value.size)
-    T = property(lambda self: np.transpose(self))
-    mT = property(lambda self: np.swapaxes(self, -1, -2))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
-
-    def __len__(self):
-        return len(self.value)
-
-    def __iter__(self):
-        if self.ndim == 0:
-            raise TypeError("pullback: iteration over a 0-d tracked value")
-        return (self[i] for i in range(len(self.value)))
-
-    def __bool__(self):
-        return bool(plain(self))
-
     def _refuse_scalar(self, kind):
         raise TypeError(
             f"pullback: {kind}() of a tracked value would drop its gradient (NumPy also "
@@ -228,6 +197,9 @@ class Tracked:
 
     def __complex__(self):
         self._refuse_scalar("complex")
+
+    def __bool__(self):
+        return bool(plain(self))
 
     def __format__(self, spec):
         return format(plain(self), spec)
@@ -255,107 +227,13 @@ class Tracked:
     def __setitem__(self, index, value):
         raise TypeError(
             "pullback: tracked values are immutable, so x[index] = v is not recorded. "
-            "Write the update functionally: np.where(mask, v, x) for a mask, "
-            "np.concatenate/np.stack to assemble pieces, or pb.scatter-free forms such as "
-            "x + np.pad(...)."
+            "Write the update functionally: np.where(mask, v, x) for a mask, or "
+            "np.concatenate/np.stack to assemble pieces."
         )
 
-    # -- methods people call on arrays
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def max(self, axis=None, out=None, keepdims=False, **kw):
-        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def min(self, axis=None, out=None, keepdims=False, **kw):
-        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
-
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
-
-    def std(self, *args, **kwargs):
-        return np.std(self, *args, **kwargs)
-
-    def var(self, *args, **kwargs):
-        return np.var(self, *args, **kwargs)
-
-    def cumsum(self, *args, **kwargs):
-        return np.cumsum(self, *args, **kwargs)
-
-    def cumprod(self, *args, **kwargs):
-        return np.cumprod(self, *args, **kwargs)
-
-    def argmax(self, *args, **kwargs):
-        return np.argmax(plain(self), *args, **kwargs)
-
-    def argmin(self, *args, **kwargs):
-        return np.argmin(plain(self), *args, **kwargs)
-
-    def argsort(self, *args, **kwargs):
-        return np.argsort(plain(self), *args, **kwargs)
-
-    def nonzero(self):
-        return np.nonzero(plain(self))
-
-    def any(self, *args, **kwargs):
-        return np.any(plain(self), *args, **kwargs)
-
-    def all(self, *args, **kwargs):
-        return np.all(plain(self), *args, **kwargs)
-
-    def reshape(self, *shape, **kwargs):
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = shape[0]
-        return np.reshape(self, shape, **kwargs)
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        return np.transpose(self, axes or None)
-
-    def swapaxes(self, axis1, axis2):
-        return np.swapaxes(self, axis1, axis2)
-
-    def dot(self, b):
-        return np.dot(self, b)
-
+    # -- methods
     def astype(self, dtype, **kwargs):
         return apply(astype, (self, dtype), {})
-
-    def ravel(self, order="C"):
-        return np.ravel(self, order=order)
-
-    def flatten(self, order="C"):
-        return np.ravel(self, order=order)
-
-    def squeeze(self, axis=None):
-        return np.squeeze(self, axis=axis)
-
-    def copy(self, order="K"):
-        return np.copy(self, order=order)
-
-    def clip(self, min=None, max=None, **kwargs):
-        return np.clip(self, min, max, **kwargs)
-
-    def conj(self):
-        return np.conjugate(self)
-
-    conjugate = conj
-
-    def round(self, decimals=0):
-        return np.round(self, decimals)
-
-    def repeat(self, repeats, axis=None):
-        return np.repeat(self, repeats, axis=axis)
-
-    def trace(self, *args, **kwargs):
-        return np.trace(self, *args, **kwargs)
-
-    def diagonal(self, *args, **kwargs):
-        return np.diagonal(self, *args, **kwargs)
 
     # -- operators (reflected forms swap; in-place forms make new values)
     def __add__(self, other):
@@ -453,244 +331,6 @@ def astype(x, dtype):
     return x.astype(dtype)
 
 
-# ---------------------------------------------------------------------------- registry
-
-_rules = {}        # function -> rrule, or an Elementwise row
-_origin = {}       # function -> the module that registered its rule
-_nondiff = set()   # functions whose outputs are constants
-
-
-class Elementwise:
-    """A table row: an elementwise function and its local derivative for each argument.
-
-    ``derivs[i](ans, *args)`` gives d ans / d args[i]; the pullback multiplies it into the
-    cotangent. ``ONE`` and ``MINUS_ONE`` mark the linear cases. Rows marked ``singular``
-    have derivatives that can be infinite: there a zero cotangent still gives zero.
-    """
-
-    __slots__ = ("func", "derivs", "singular", "call")
-
-    def __init__(self, func, derivs, singular):
-        self.func = func
-        self.derivs = derivs
-        self.singular = singular
-        # the arithmetic ufuncs run through Python's operators: the same result, and for
-        # NumPy scalars many times faster than a ufunc call
-        self.call = _OPERATOR_FORMS.get(func, func)
-
-    def __repr__(self):
-        return f"Elementwise({_name(self.func)})"
-
-    def backward(self, node, g):
-        """Pairs (input, cotangent) for the inputs tracked at the node's level."""
-        args = node.args
-        if len(args) == 1:  # the one argument is the node's input
-            a = args[0]
-            return ((a, self.cotangent(0, g, node.value, (a.value,))),)
-        level = node.level
-        if len(args) == 2:  # spelled out: this is the hot path of x * y, x + 1.0, ...
-            a, b = args
-            ta = isinstance(a, Tracked) and a.level == level
-            tb = isinstance(b, Tracked) and b.level == level
-            vals = (a.value if ta else a, b.value if tb else b)
-            if ta and tb:
-                return ((a, self.cotangent(0, g, node.value, vals)),
-                        (b, self.cotangent(1, g, node.value, vals)))
-            if ta:
-                return ((a, self.cotangent(0, g, node.value, vals)),)
-            return ((b, self.cotangent(1, g, node.value, vals)),)
-        vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
-        return [(a, self.cotangent(i, g, node.value, vals)) for i, a in enumerate(args)
-                if isinstance(a, Tracked) and a.level == level]
-
-    def cotangent(self, i, g, ans, vals):
-        d = self.derivs[i]
-        if d is ONE:
-            return g
-        if d is MINUS_ONE:
-            return -g
-        if d is None:
-            raise NoRuleError(
-                f"pullback: {_name(self.func)} is not differentiable with respect to "
-                f"argument {i}"
-            )
-        if self.singular:  # infinite derivatives are expected here: no warnings
-            with np.errstate(divide="ignore", invalid="ignore"):
-                local = d(ans, *vals)
-                if local.__class__ not in _REAL and _is_complex(local):
-                    local = np.conjugate(local)
-                ct = g * local
-                if not np.all(np.isfinite(plain(local))):
-                    # a zero cotangent gives zero even where the derivative is infinite
-                    ct = np.where(plain(g) == 0, 0, ct)
-            return ct
-        local = d(ans, *vals)
-        if local.__class__ not in _REAL and _is_complex(local):
-            local = np.conjugate(local)
-        return g * local
-
-
-_REAL = frozenset({np.float64, np.float32, float, int})
-
-
-ONE = object()
-MINUS_ONE = object()
-_OPERATOR_FORMS = {
-    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-    np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
-    np.positive: operator.pos,
-}
-
-
-def _is_complex(v):
-    if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
-        return True
-    dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind == "c"
-
-
-def rrule(func, batched=True):
-    """Register a reverse rule for ``func`` (decorator).
-
-    The rule takes ``func``'s arguments and returns ``(out, pullback)``; ``pullback(g)``
-    returns one cotangent per positional argument (``None`` where there is none; a list
-    for an argument that is a list of arrays). Pullbacks compute with NumPy calls, so
-    they are differentiable again. A cotangent may carry extra leading batch axes; a rule
-    whose pullback cannot handle them says ``batched=False`` and is applied per slice.
-
-    >>> @pb.rrule(np.sinc)
-    ... def sinc_rule(x):
-    ...     ans = np.sinc(x)
-    ...     def sinc_pullback(g):
-    ...         return (g * (np.cos(np.pi * x) - ans) / x,)
-    ...     return ans, sinc_pullback
-    """
-    if not (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
-            or getattr(func, "_pb_primitive", False) or func in (getitem, astype)):
-        raise TypeError(
-            f"pullback.rrule: {_name(func)} is neither a NumPy function nor a "
-            "pullback.primitive, so calls to it cannot be intercepted; decorate it with "
-            "@pb.primitive first and register the rule for the decorated function"
-        )
-
-    origin = sys._getframe(1).f_globals.get("__name__", "")
-
-    def register(rule):
-        if not batched:
-            rule = _per_slice(rule)
-        _rules[func] = rule
-        _origin[func] = origin
-        _nondiff.discard(func)
-        return rule
-
-    return register
-
-
-def _per_slice(rule):
-    def unbatched_rule(*args, **kwargs):
-        out, pullback = rule(*args, **kwargs)
-        out_ndim = np.ndim(plain(out))
-
-        def per_slice_pullback(g):
-            nb = np.ndim(plain(g)) - out_ndim
-            if nb == 0:
-                return pullback(g)
-            flat = np.reshape(g, (-1,) + np.shape(plain(g))[nb:])
-            # a slice's entries may be thunks: run them here, where they are stacked
-            slices = [[c() if callable(c) else c for c in pullback(flat[i])]
-                      for i in range(len(flat))]
-            batch = np.shape(plain(g))[:nb]
-            cts = []
-            for parts in zip(*slices):
-                if all(p is None for p in parts):
-                    cts.append(None)
-                else:
-                    stacked = np.stack(parts)
-                    cts.append(np.reshape(stacked, batch + np.shape(plain(stacked))[1:]))
-            return tuple(cts)
-
-        per_slice_pullback.__qualname__ = getattr(pullback, "__qualname__", "pullback")
-        return out, per_slice_pullback
-
-    unbatched_rule.__qualname__ = getattr(rule, "__qualname__", "rule")
-    return unbatched_rule
-
-
-def elementwise(func, *derivs, singular=False):
-    """Declare an elementwise function by its local derivatives (a table row).
-
-    Each ``deriv(ans, *args)`` returns d ans / d arg; pass ``pb.core.ONE`` or
-    ``pb.core.MINUS_ONE`` for the linear cases and ``None`` for an argument with no
-    derivative. The engine reduces broadcast cotangents to each input's shape.
-
-    >>> pb.elementwise(np.exp, lambda ans, x: ans)
-    """
-    _rules[func] = Elementwise(func, derivs, singular)
-    _origin[func] = sys._getframe(1).f_globals.get("__name__", "")
-    _nondiff.discard(func)
-
-
-def nondifferentiable(*funcs):
-    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...)."""
-    for func in funcs:
-        _nondiff.add(func)
-        _rules.pop(func, None)
-
-
-def registered_rules(package="pullback"):
-    """The functions with a rule registered from modules of ``package`` (every rule for
-    ``package=None``)."""
-    return [f for f in _rules
-            if package is None or _origin.get(f, "").split(".")[0] == package]
-
-
-def registered_nondifferentiable():
-    return set(_nondiff)
-
-
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    """
-    import functools
-
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        if _has_tracked(args) or _has_tracked(kwargs.values()):
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_wrapper._pb_primitive = True
-    primitive_wrapper._pb_body = fn
-    return primitive_wrapper
-
-
-def _has_tracked(items):
-    top, dead = _scan(tuple(items))
-    return top >= 0 or dead
-
-
-def _name(func):
-    if isinstance(func, np.ufunc):
-        return f"np.{func.__name__}"
-    mod = getattr(func, "__module__", "") or ""
-    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
-    if mod.startswith("numpy"):
-        parts = mod.split(".")
-        sub = [p for p in parts[1:] if not p.startswith("_") and p not in ("core",)]
-        return ".".join(["np", *sub, name])
-    if mod.startswith("scipy"):
-        parts = [p for p in mod.split(".") if not p.startswith("_")]
-        return ".".join([*parts, name])
-    if func is getitem:
-        return "indexing (x[...])"
-    return f"{mod}.{name}" if mod else name
-
-
 # ---------------------------------------------------------------------------- dispatch
 
 def apply(func, args, kwargs):
@@ -784,24 +424,6 @@ _IN_PLACE = frozenset(f for f in (
     if f is not None)
 
 
-class NotImplementedCotangent:
-    """What a pullback returns for an argument it has no derivative for; it is an error
-    only if that argument was tracked (ChainRules' ``@not_implemented``)."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason):
-        self.reason = reason
-
-
-def not_implemented(reason):
-    """A cotangent entry saying the rule has no derivative for this argument.
-
-    >>> return ans, lambda g: (g * w, pb.core.not_implemented("the probabilities q"))
-    """
-    return NotImplementedCotangent(reason)
-
-
 def _scan(items):
     """The highest live level among tracked values in ``items`` (looking into nested lists
     and tuples, as np.block's arguments are), and whether any has a finished level."""
@@ -841,15 +463,6 @@ def _record_multi(out, pullback, top, args):
     if hasattr(type(out), "_fields"):
         return type(out)(*children)
     return type(out)(children)
-
-
-class Pick:
-    """The rule of output ``index`` of a function with several outputs."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
 
 
 def _drop_dead(a):
@@ -972,193 +585,23 @@ def ufunc_method(ufunc, method):
     return register
 
 
-# ---------------------------------------------------------------------------- backward pass
-
-def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
-    """Send ``seeds`` back from ``roots`` (values tracked at one level) through the graph.
-
-    Returns a dict from each leaf reached to its cotangent. Nodes are visited in reverse
-    creation order (a node is created after its inputs), so each node is visited once,
-    after every node that uses it; no recursion, and all state is local to this call.
-    ``batch_shape`` is the shape of the leading axes every cotangent carries.
-    """
-    cts = {}
-    heap = []
-    for root, seed in zip(roots, seeds):
-        if root in cts:
-            cts[root] = cts[root] + seed
-        else:
-            cts[root] = seed
-            heap.append((-root.seq, root))
-    heapq.heapify(heap)
-    leaves = {}
-    visited = None if retain_graph else []
-    pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        node = pop(heap)[1]
-        g = cts.pop(node)
-        rule = node.rule
-        if rule is None:
-            leaves[node] = g
-            continue
-        cls = rule.__class__
-        if cls is Pick:
-            hub = node.args
-            slots = cts.get(hub)
-            if slots is None:
-                slots = cts[hub] = [None] * len(hub.value)
-                push(heap, (-hub.seq, hub))
-            i = rule.index
-            slots[i] = g if slots[i] is None else slots[i] + g
-            continue
-        if rule is FREED:
-            raise RuntimeError(
-                "pullback: backward() through a graph that an earlier backward() already "
-                "freed. Pass retain_graph=True to the first backward() to keep the graph "
-                "for another pass, or recompute the loss."
-            )
-        if visited is not None:
-            visited.append(node)
-        if cls is Elementwise:
-            args = node.args
-            if len(args) == 1:
-                parent = args[0]
-                pairs = ((parent, rule.cotangent(0, g, node.value, (parent.value,))),)
-            else:
-                pairs = rule.backward(node, g)
-        else:
-            if type(g) is list:
-                g = tuple(_zeros_for(o, batch_shape) if c is None else c
-                          for o, c in zip(node.value, g))
-            pairs = _match(node, rule(g))
-        for parent, ct in pairs:
-            if ct is None:
-                continue
-            c, v = ct.__class__, parent.value
-            if batch_shape or c is not v.__class__ or c is not np.float64 and (
-                    c is not np.ndarray or ct.shape != v.shape or ct.dtype != v.dtype):
-                ct = _project(ct, parent, batch_shape, rule)
-            prev = cts.get(parent)
-            if prev is None:
-                cts[parent] = ct
-                push(heap, (-parent.seq, parent))
-            else:
-                cts[parent] = prev + ct
-    if visited is not None:
-        for node in visited:
-            node.rule = FREED
-            node.args = None
-    return leaves
-
-
-def _zeros_for(out, batch_shape):
-    v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
-    return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
-
-
-def _match(node, cts):
-    """Pair a general rule's cotangents with its tracked positional arguments."""
-    args = node.args
-    level = node.level
-    # extra trailing entries belong to arguments given by keyword or left at defaults
-    if not isinstance(cts, (tuple, list)) or len(cts) < len(args):
-        got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
-        raise TypeError(
-            f"pullback: {_pullback_name(node.rule)} returned {got} cotangents for "
-            f"{len(args)} positional arguments; return a tuple with (at least) one entry "
-            "per argument (None for an argument with no gradient)"
-        )
-    # an entry may be a thunk (a function of no arguments): it is called only for an
-    # input that needs its cotangent, so rules can skip work nobody asked for
-    pairs = []
-    for i, (a, ct) in enumerate(zip(args, cts)):
-        if ct.__class__ is NotImplementedCotangent:
-            if _scan((a,))[0] == level:  # only an error if the argument was tracked here
-                raise NoRuleError(
-                    f"pullback: {_pullback_name(node.rule)} has no derivative with "
-                    f"respect to argument {i} ({ct.reason}); pass it as a plain value"
-                )
-        elif isinstance(a, Tracked):
-            if a.level == level:
-                pairs.append((a, ct() if callable(ct) else ct))
-        elif (type(a) is list or type(a) is tuple) and ct is not None:
-            _match_nested(a, ct, level, pairs)
-    return pairs
-
-
-def _match_nested(args, cts, level, pairs):
-    if callable(cts):
-        cts = cts()
-    for b, c in zip(args, cts):
-        if isinstance(b, Tracked):
-            if b.level == level:
-                pairs.append((b, c() if callable(c) else c))
-        elif (type(b) is list or type(b) is tuple) and c is not None:
-            _match_nested(b, c, level, pairs)
-
-
-def _pullback_name(rule):
-    return getattr(rule, "__qualname__", None) or repr(rule)
-
-
-def _project(ct, parent, batch_shape, rule):
-    """Fit a cotangent to its input: sum broadcast axes, keep the batch axes, take the
-    real part for a real input, and match the input's floating dtype."""
-    v = parent.value
-    shape = v.shape
-    dtype = v.dtype
-    cv = ct
-    while isinstance(cv, Tracked):
-        cv = cv.value
-    cshape = getattr(cv, "shape", None)
-    if cshape is None:
-        ct = np.asarray(ct)
-        cshape = ct.shape
-        cv = ct
-    if batch_shape:
-        target = batch_shape + shape
-        if cshape != target:
-            ct = _fit(ct, cshape, target, len(batch_shape), rule, parent)
-    elif cshape != shape:
-        ct = _fit(ct, cshape, shape, 0, rule, parent)
-    cdtype = cv.dtype
-    if cdtype != dtype:
-        if cdtype.kind == "c" and dtype.kind != "c":
-            ct = np.real(ct)
-            cdtype = np.dtype(cdtype.char.lower())
-        if cdtype != dtype and dtype.kind in "fc":
-            ct = ct.astype(dtype)
-    return ct
-
-
-def _sum_kept(ct, axes):
-    if ct.__class__ is np.ndarray:  # the ufunc method skips np.sum's Python layer
-        return np.add.reduce(ct, axis=axes, keepdims=True)
-    return np.sum(ct, axis=axes, keepdims=True)
-
-
-def _fit(ct, cshape, target, nb, rule, parent):
-    """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
-    up where the cotangent is smaller than the input."""
-    n = len(target)
-    lead = len(cshape) - n
-    if lead > 0:
-        axes = tuple(range(nb, nb + lead)) + tuple(
-            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
-        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        ct = np.reshape(_sum_kept(ct, axes), tuple(kept[:nb] + kept[nb + lead:]))
-    else:
-        axes = tuple(i + lead for i in range(n)
-                     if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
-        if axes:
-            ct = _sum_kept(ct, axes)
-    if np.shape(plain(ct)) != target:
-        try:
-            ct = np.broadcast_to(ct, target)
-        except ValueError:
-            raise ValueError(
-                f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
-                f"{cshape} for an input of shape {target[nb:]}"
-                + (f" (with batch axes {target[:nb]})" if nb else "")
-            ) from None
-    return ct
+# The registry and the backward pass use the names above; they are imported last so that
+# ``from pullback.core import rrule, backward_pass, ...`` keeps working.
+from .backward import FREED, backward_pass  # noqa: E402,F401
+from .registry import (  # noqa: E402,F401
+    MINUS_ONE,
+    ONE,
+    Elementwise,
+    NotImplementedCotangent,
+    Pick,
+    _name,
+    _nondiff,
+    _rules,
+    elementwise,
+    nondifferentiable,
+    not_implemented,
+    primitive,
+    registered_nondifferentiable,
+    registered_rules,
+    rrule,
+)

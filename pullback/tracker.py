@@ -7,7 +7,8 @@ and adds the cotangents of the params it reaches into their ``.grad``.
 import numpy as np
 
 from .api import _scalar_loss, peel, strip
-from .core import Tracked, _live, backward_pass, plain, tracker_level
+from .backward import backward_pass
+from .core import Tracked, _live, plain, tracker_level
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 

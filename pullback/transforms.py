@@ -15,7 +15,8 @@ import numpy as np
 from . import core
 from .api import VJP, Trace, _like, grad, make_leaf, normalize_argnums, peel, strip
 from .api import _name as _fname
-from .core import Elementwise, Frame, NestedDifferentiationError, Pick, Tracked, _live, plain
+from .core import Frame, NestedDifferentiationError, Tracked, _live, plain
+from .registry import Elementwise, Pick
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = [

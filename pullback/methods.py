@@ -1,0 +1,120 @@
+"""The ndarray attributes and methods people call on arrays, for tracked values: each is
+the NumPy function of the same name, so it goes through the same rules."""
+
+import numpy as np
+
+
+class ArrayMethods:
+    """Mixed into ``Tracked``: ``x.sum()``, ``x.T``, ``x.reshape(...)`` and the rest."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
+    dtype = property(lambda self: self.value.dtype)
+    size = property(lambda self: self.value.size)
+    T = property(lambda self: np.transpose(self))
+    mT = property(lambda self: np.swapaxes(self, -1, -2))
+    real = property(lambda self: np.real(self))
+    imag = property(lambda self: np.imag(self))
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("pullback: iteration over a 0-d tracked value")
+        return (self[i] for i in range(len(self.value)))
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return np.max(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return np.min(self, axis=axis, out=out, keepdims=keepdims, **kw)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+
+    def std(self, *args, **kwargs):
+        return np.std(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        return np.var(self, *args, **kwargs)
+
+    def cumsum(self, *args, **kwargs):
+        return np.cumsum(self, *args, **kwargs)
+
+    def cumprod(self, *args, **kwargs):
+        return np.cumprod(self, *args, **kwargs)
+
+    def argmax(self, *args, **kwargs):
+        return np.argmax(self, *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return np.argmin(self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return np.argsort(self, *args, **kwargs)
+
+    def nonzero(self):
+        return np.nonzero(self)
+
+    def any(self, *args, **kwargs):
+        return np.any(self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return np.all(self, *args, **kwargs)
+
+    def reshape(self, *shape, **kwargs):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return np.reshape(self, shape, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def dot(self, b):
+        return np.dot(self, b)
+
+    def ravel(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        return np.ravel(self, order=order)
+
+    def squeeze(self, axis=None):
+        return np.squeeze(self, axis=axis)
+
+    def copy(self, order="K"):
+        return np.copy(self, order=order)
+
+    def clip(self, min=None, max=None, **kwargs):
+        return np.clip(self, min, max, **kwargs)
+
+    def conj(self):
+        return np.conjugate(self)
+
+    conjugate = conj
+
+    def round(self, decimals=0):
+        return np.round(self, decimals)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis=axis)
+
+    def trace(self, *args, **kwargs):
+        return np.trace(self, *args, **kwargs)
+
+    def diagonal(self, *args, **kwargs):
+        return np.diagonal(self, *args, **kwargs)
