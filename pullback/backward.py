@@ -28,11 +28,14 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             heap.append((-root.seq, root))
     heapq.heapify(heap)
     leaves = {}
+    owned = set()  # ids of accumulated cotangents this pass allocated (safe to add into)
     visited = None if retain_graph else []
     pop, push = heapq.heappop, heapq.heappush
     while heap:
         node = pop(heap)[1]
         g = cts.pop(node)
+        if owned:
+            owned.discard(id(g))  # from here on it may be shared by the pullback
         rule = node.rule
         if rule is None:
             leaves[node] = g
@@ -78,8 +81,14 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             if prev is None:
                 cts[parent] = ct
                 push(heap, (-parent.seq, parent))
+            elif id(prev) in owned and ct.__class__ is np.ndarray and (
+                    ct.shape == prev.shape and ct.dtype == prev.dtype):
+                prev += ct  # a sum this pass made itself: nobody else holds it
             else:
-                cts[parent] = prev + ct
+                owned.discard(id(prev))
+                total = cts[parent] = prev + ct
+                if total.__class__ is np.ndarray:
+                    owned.add(id(total))
     if visited is not None:
         for node in visited:
             node.rule = FREED

@@ -335,7 +335,26 @@ def astype(x, dtype):
 
 def apply(func, args, kwargs):
     """Call ``func`` on arguments some of which are tracked; record one node."""
-    return _apply(_rules.get(func), func, args, kwargs)
+    rule = _rules.get(func)
+    if kwargs or rule is None or rule.__class__ is Elementwise or (
+            _no_grad_blocks and _state.no_grad):
+        return _apply(rule, func, args, kwargs)
+    # the hot path of a general rule on flat arguments (x @ W, np.sum(x))
+    top = -1
+    for a in args:
+        if isinstance(a, Tracked):
+            lvl = a.level
+            if lvl not in _live:
+                return _apply(rule, func, args, kwargs)
+            if lvl > top:
+                top = lvl
+        elif type(a) is list or type(a) is tuple:
+            return _apply(rule, func, args, kwargs)
+    if top < 0:
+        return _apply(rule, func, args, kwargs)
+    out, pullback = rule(*[a.value if isinstance(a, Tracked) and a.level == top else a
+                           for a in args])
+    return _record(out, pullback, top, args)
 
 
 def _unary(func, a):
@@ -402,6 +421,10 @@ def _apply(rule, func, args, kwargs):
             return out
         return Tracked(out, top, args, rule)
     out, pullback = rule(*vals, **kwargs)
+    return _record(out, pullback, top, args)
+
+
+def _record(out, pullback, top, args):
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         return _record_multi(out, pullback, top, args)
     if not _inexact(out):

@@ -158,3 +158,20 @@ def test_zero_cotangent_gives_zero_through_a_singular_derivative():
     np.testing.assert_array_equal(g, [0.0, 0.0, 0.25])
     h = pb.grad(lambda x: np.sum(pb.grad(f)(x)))(x)
     assert np.all(np.isfinite(h))
+
+
+def test_accumulated_cotangents_shared_by_a_pullback_stay_separate():
+    # c = a + b hands one cotangent object to both a and b; the contributions that reach a
+    # and b afterwards (from e, made before c) must not be added into each other's
+    def f(x):
+        a = x * 2.0
+        b = x * 3.0
+        e = a * 5.0 + b * 7.0
+        c = a + b
+        d = c + c  # c's cotangent is a sum the pass made
+        return np.sum(d + e)
+
+    g = pb.grad(f)(np.ones(3))
+    # d + e = 10 x + 10 x + 21 x: each contribution counted once
+    np.testing.assert_array_equal(g, np.full(3, 41.0))
+    pb.check_grads(f, np.ones(3), order=2)
