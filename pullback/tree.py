@@ -9,45 +9,51 @@ def _is_namedtuple(kind):
     return issubclass(kind, tuple) and hasattr(kind, "_fields")
 
 
+def _walk(node, leaves):
+    kind = type(node)
+    if kind is tuple or kind is list or _is_namedtuple(kind):
+        return (kind, [_walk(child, leaves) for child in node], None)
+    if kind is dict:
+        keys = list(node)
+        return (dict, [_walk(node[k], leaves) for k in keys], keys)
+    leaves.append(node)
+    return LEAF
+
+
+def _build(spec, it):
+    if spec is LEAF:
+        return next(it)
+    kind, children, keys = spec
+    built = [_build(child, it) for child in children]
+    if kind is dict:
+        return dict(zip(keys, built))
+    if _is_namedtuple(kind):
+        return kind(*built)
+    return kind(built)
+
+
 def tree_flatten(tree):
     """``(leaves, treedef)``: the leaves in order, and the structure to rebuild them.
 
     >>> leaves, treedef = tree_flatten({"W": W, "b": (b1, b2)})   # leaves == [W, b1, b2]
     """
     leaves = []
-
-    def walk(node):
-        kind = type(node)
-        if kind is tuple or kind is list or _is_namedtuple(kind):
-            return (kind, [walk(child) for child in node], None)
-        if kind is dict:
-            keys = list(node)
-            return (dict, [walk(node[k]) for k in keys], keys)
-        leaves.append(node)
-        return LEAF
-
-    return leaves, walk(tree)
+    treedef = _walk(tree, leaves)
+    return leaves, treedef
 
 
 def tree_unflatten(treedef, leaves):
-    """Rebuild the structure ``treedef`` with ``leaves`` in order."""
-    it = iter(leaves)
+    """Rebuild the structure ``treedef`` with ``leaves`` in order.
 
-    def build(spec):
-        if spec is LEAF:
-            return next(it)
-        kind, children, keys = spec
-        built = [build(child) for child in children]
-        if kind is dict:
-            return dict(zip(keys, built))
-        if _is_namedtuple(kind):
-            return kind(*built)
-        return kind(built)
-
-    return build(treedef)
+    >>> tree_unflatten(treedef, [2 * W, b1, b2])   # {"W": 2 * W, "b": (b1, b2)}
+    """
+    return _build(treedef, iter(leaves))
 
 
 def tree_map(fn, tree):
-    """``tree`` with ``fn`` applied to every leaf."""
+    """``tree`` with ``fn`` applied to every leaf.
+
+    >>> tree_map(np.zeros_like, {"W": W, "b": b})
+    """
     leaves, treedef = tree_flatten(tree)
     return tree_unflatten(treedef, [fn(x) for x in leaves])

@@ -175,3 +175,21 @@ def test_accumulated_cotangents_shared_by_a_pullback_stay_separate():
     # d + e = 10 x + 10 x + 21 x: each contribution counted once
     np.testing.assert_array_equal(g, np.full(3, 41.0))
     pb.check_grads(f, np.ones(3), order=2)
+
+
+def test_a_finished_gradient_leaves_no_reference_cycles():
+    # the graph must go as soon as grad returns, not wait for the cyclic collector
+    import gc
+
+    f = lambda x: np.sum(np.tanh(x @ np.ones((3, 3))) ** 2)  # noqa: E731
+    transforms = [pb.grad(f), pb.value_and_grad(f), pb.hessian(f),
+                  lambda x: pb.vjp(f, x)[1](1.0), lambda x: pb.jvp(f, (x,), (x,))]
+    for fn in transforms:
+        fn(np.ones(3))
+        gc.collect()
+        gc.disable()
+        try:
+            fn(np.ones(3))
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
