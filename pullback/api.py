@@ -30,7 +30,9 @@ def _name(f):
 def make_leaf(x, level, what):
     """Box ``x`` as an input of the computation at ``level``; only floating-point and
     complex values can be differentiated."""
-    if isinstance(x, Tracked):
+    if x.__class__ is np.ndarray:  # the common case first
+        kind, value = x.dtype.kind, x
+    elif isinstance(x, Tracked):
         kind = x.dtype.kind
         value = x
     elif isinstance(x, (bool, np.bool_)) or isinstance(x, numbers.Integral):

@@ -191,13 +191,14 @@ def _fit(ct, cshape, target, nb, rule, parent):
         axes = tuple(range(nb, nb + lead)) + tuple(
             i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
         kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        ct = np.reshape(_sum_kept(ct, axes), tuple(kept[:nb] + kept[nb + lead:]))
+        # .reshape is the ndarray method (or ArrayMethods.reshape for a tracked value)
+        ct = _sum_kept(ct, axes).reshape(tuple(kept[:nb] + kept[nb + lead:]))
     else:
         axes = tuple(i + lead for i in range(n)
                      if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
         if axes:
             ct = _sum_kept(ct, axes)
-    if np.shape(plain(ct)) != target:
+    if ct.shape != target:
         try:
             ct = np.broadcast_to(ct, target)
         except ValueError:
