@@ -1,0 +1,1 @@
+"""Benchmarks of pullback against hand-written NumPy and peer libraries (`make bench`)."""
