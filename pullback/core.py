@@ -27,15 +27,24 @@ __all__ = [
 
 
 class NoRuleError(NotImplementedError):
-    """A function met a tracked value and no derivative rule is registered for it."""
+    """A function met a tracked value and no derivative rule is registered for it.
+
+    >>> pb.grad(lambda x: np.sum(np.histogram(x)[0]))(x)   # NoRuleError: ... np.histogram
+    """
 
 
 class LossError(ValueError):
-    """A loss is NaN or infinite (Tracker's losscheck)."""
+    """A loss is NaN or infinite (Tracker's losscheck; ``losscheck=False`` turns it off).
+
+    >>> pb.grad(lambda x: np.sum(np.log(x)))(np.array([-1.0]))   # LossError: ... nan
+    """
 
 
 class NestedDifferentiationError(RuntimeError):
-    """A rule marked ``nobacksies`` was differentiated a second time."""
+    """A rule marked ``nobacksies`` was differentiated a second time.
+
+    >>> pb.grad(pb.grad(softplus))(1.0)   # with softplus's rule marked pb.nobacksies
+    """
 
 
 # ---------------------------------------------------------------------------- levels
@@ -143,6 +152,8 @@ class Tracked(ArrayMethods):
 
     ``value`` is the plain value (or, under nested derivatives, a value tracked one level
     down). Tracked values are immutable; operations make new ones.
+
+    >>> pb.grad(lambda x: (print(type(x).__name__), np.sum(x))[1])(np.ones(2))  # Tracked
     """
 
     __slots__ = ("value", "level", "seq", "args", "rule")

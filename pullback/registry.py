@@ -185,7 +185,11 @@ def elementwise(func, *derivs, singular=False):
 
 
 def nondifferentiable(*funcs):
-    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...)."""
+    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...):
+    on tracked values they return plain results.
+
+    >>> pb.nondifferentiable(np.floor, np.argmax)
+    """
     for func in funcs:
         _nondiff.add(func)
         _rules.pop(func, None)

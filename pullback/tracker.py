@@ -14,7 +14,12 @@ __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 
 
 class Param(Tracked):
-    """A tracked leaf whose gradients accumulate in ``.grad`` (Tracker's ``param``)."""
+    """A tracked leaf whose gradients accumulate in ``.grad`` (Tracker's ``param``); made
+    by ``pb.param``.
+
+    >>> W = pb.param(np.ones(2)); np.sum(W * 3.0).backward(); W.grad
+    array([3., 3.])
+    """
 
     __slots__ = ("grad",)
 
