@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from .backward import backward_pass
-from .core import Frame, LossError, Tracked, _live, plain
+from .core import Frame, LossError, Tracked, _live, plain, shape_of
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "VJP"]
@@ -235,11 +235,11 @@ class VJP:
             )
         checked = []
         for k, (s, o) in enumerate(zip(seeds, self._outs)):
-            want = batch_shape + np.shape(plain(o))
-            if np.shape(plain(s)) != want:
+            want = batch_shape + shape_of(o)
+            if shape_of(s) != want:
                 raise ValueError(
                     f"pullback: cotangent {k} for {self._fname} has shape "
-                    f"{np.shape(plain(s))}, but the output has shape {want}"
+                    f"{shape_of(s)}, but the output has shape {want}"
                 )
             if not isinstance(s, Tracked):
                 s = np.asarray(s)

@@ -74,8 +74,11 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             if ct is None:
                 continue
             c, v = ct.__class__, parent.value
-            if batch_shape or c is not v.__class__ or c is not np.float64 and (
-                    c is not np.ndarray or ct.shape != v.shape or ct.dtype != v.dtype):
+            if c is np.ndarray:  # fits already when shape and dtype are the input's
+                if ct.dtype != v.dtype or ct.shape != (
+                        batch_shape + v.shape if batch_shape else v.shape):
+                    ct = _project(ct, parent, batch_shape, rule)
+            elif c is not np.float64 or v.__class__ is not np.float64 or batch_shape:
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:

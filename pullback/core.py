@@ -114,6 +114,13 @@ def plain(x):
     return x
 
 
+def shape_of(x):
+    """The shape of a possibly tracked value (without np.shape's Python layer for arrays,
+    NumPy scalars and tracked values, which all have ``.shape``)."""
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else shape
+
+
 class no_grad:
     """Record nothing inside: every result is a plain value (per thread).
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import core
 from .api import VJP, Trace, _like, grad, make_leaf, normalize_argnums, peel, strip
 from .api import _name as _fname
-from .core import Frame, NestedDifferentiationError, Tracked, _live, plain
+from .core import Frame, NestedDifferentiationError, Tracked, _live, plain, shape_of
 from .registry import Elementwise, Pick
 from .tree import tree_flatten, tree_map, tree_unflatten
 
@@ -37,12 +37,17 @@ def _linearize(f, args, kwargs, nums):
     return trace, outs, out_def
 
 
-def _shape(x):
-    return np.shape(plain(x))
+_shape = shape_of
+
+
+def _dtype(x):
+    v = plain(x)
+    dtype = getattr(v, "dtype", None)
+    return np.result_type(v) if dtype is None else dtype
 
 
 def _inexact(x):
-    return np.result_type(plain(x)).kind in "fc"
+    return _dtype(x).kind in "fc"
 
 
 def _basis(shapes, dtypes, start, stop):
@@ -86,7 +91,7 @@ def _assemble(out_def, trace, blocks, single):
 
 
 def _require_real(values, fname, what, fix):
-    if any(np.iscomplexobj(plain(v)) for v in values):
+    if any(_dtype(v).kind == "c" for v in values):
         raise TypeError(f"pullback: {fname} has complex {what}; {fix}")
 
 
@@ -164,7 +169,7 @@ def jacobian(f, argnums=0, chunk_size=None):
         if diagonal is not None:
             return _assemble(out_def, trace, _diagonal_blocks(pull, outs, diagonal), single)
         shapes = [_shape(o) for o in outs]
-        dtypes = [np.result_type(plain(o)) for o in outs]
+        dtypes = [_dtype(o) for o in outs]
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
@@ -174,7 +179,7 @@ def jacobian(f, argnums=0, chunk_size=None):
         rows = [_stack(p) for p in zip(*parts)]  # per input leaf: (outputs,) + x.shape
         blocks, offset = [], 0
         for shape, size in zip(shapes, sizes):
-            blocks.append([np.reshape(r[offset:offset + size], shape + _shape(r)[1:])
+            blocks.append([r[offset:offset + size].reshape(shape + _shape(r)[1:])
                            for r in rows])
             offset += size
         return _assemble(out_def, trace, blocks, single)
@@ -207,7 +212,7 @@ def jacfwd(f, argnums=0, chunk_size=None):
             return _assemble(out_def, trace, _diagonal_blocks(pull, outs, diagonal), single)
         upull, live = _tangent_pullback(pull, outs, fname)
         shapes = [_shape(x) for x in leaves]
-        dtypes = [np.result_type(plain(x)) for x in leaves]
+        dtypes = [_dtype(x) for x in leaves]
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
