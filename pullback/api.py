@@ -58,13 +58,21 @@ def make_leaf(x, level, what):
     return Tracked(value, level)
 
 
+def writeable(ct):
+    """``ct``, copied if it is a read-only view (the engine's broadcasts are): what a user
+    gets back must be an array of their own."""
+    if ct.__class__ is np.ndarray and not ct.flags.writeable:
+        return ct.copy()
+    return ct
+
+
 def _like(ct, x):
     """A finished cotangent in the form of its input: same dtype, an ndarray for an
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
     if isinstance(ct, Tracked):
         return ct
     if isinstance(x, np.ndarray):
-        return np.asarray(ct, dtype=x.dtype)
+        return writeable(np.asarray(ct, dtype=x.dtype))
     if isinstance(x, Tracked):
         return ct
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
@@ -128,7 +136,7 @@ class Trace:
             for x, box in zip(flat, boxes):
                 ct = leaves.get(box)
                 ct = _zeros(x, batch_shape) if ct is None else strip(ct)
-                cts.append(_like(ct, x) if not batch_shape else ct)
+                cts.append(_like(ct, x) if not batch_shape else writeable(ct))
             result.append(tree_unflatten(treedef, cts))
         return result
 

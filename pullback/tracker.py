@@ -6,7 +6,7 @@ and adds the cotangents of the params it reaches into their ``.grad``.
 
 import numpy as np
 
-from .api import _scalar_loss, peel, strip
+from .api import _scalar_loss, peel, strip, writeable
 from .backward import backward_pass
 from .core import Tracked, _live, plain, tracker_level
 
@@ -206,7 +206,7 @@ def gradient(fn, params, losscheck=True):
     pairs = []
     for p in params:
         ct = leaves.get(p)
-        pairs.append((p, np.zeros_like(plain(p.value)) if ct is None else strip(ct)))
+        pairs.append((p, np.zeros_like(plain(p.value)) if ct is None else writeable(strip(ct))))
     return Grads(pairs)
 
 

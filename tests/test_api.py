@@ -170,3 +170,18 @@ def test_array_methods_and_properties():
 
     x = np.arange(6.0).reshape(2, 3) / 7.0
     pb.check_grads(f, x, order=2)
+
+
+def test_returned_gradients_are_writeable_arrays_of_their_own():
+    # the engine broadcasts cotangents as read-only views; users get owned arrays
+    x = np.ones(3)
+    results = [pb.grad(lambda x: np.sum(x))(x), pb.vjp(lambda x: np.sum(x), x)[1](1.0)[0],
+               pb.jacobian(lambda x: np.sum(x) * np.ones(2))(x),
+               pb.hvp(lambda x: np.sum(x) ** 2, (x,), (x,))[0]]
+    W = pb.param(x)
+    results.append(pb.gradient(lambda: np.sum(W), pb.Params([W]))[W])
+    np.sum(W).backward()
+    results.append(W.grad)
+    for r in results:
+        assert r.flags.writeable
+        r += 1.0
