@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..core import plain, shape_of  # noqa: F401  (shape_of is used by the rules)
+from ..registry import rrule
 
 
 def batch_shape(g, out_ndim):
@@ -59,3 +60,11 @@ def intercept(owner, name):
     wrapped = primitive(fn)
     setattr(owner, name, wrapped)
     return wrapped
+
+
+def rrule_if_present(module, name):
+    """``rrule`` for ``module.name`` where this NumPy has it (NumPy 2 added several
+    functions: ``np.trapezoid``, ``np.linalg.svdvals``, ...); elsewhere a decorator that
+    registers nothing."""
+    func = getattr(module, name, None)
+    return (lambda rule: rule) if func is None else rrule(func)

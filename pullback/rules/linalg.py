@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..core import Tracked, nondifferentiable, plain, rrule
-from ._util import batch_shape, conj_if_complex, shape_of
+from ._util import batch_shape, conj_if_complex, rrule_if_present, shape_of
 
 
 def _mT(x):
@@ -113,7 +113,7 @@ def matmul_rule(a, b):
     return np.matmul(a, b), matmul_pullback
 
 
-rrule(np.linalg.matmul)(matmul_rule)  # NumPy 2's array-API spelling of np.matmul
+rrule_if_present(np.linalg, "matmul")(matmul_rule)  # NumPy 2's array-API spelling
 
 
 @rrule(np.dot)

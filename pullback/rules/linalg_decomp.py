@@ -14,7 +14,7 @@ on the loss); a loss of the values alone skips those terms and stays finite.
 import numpy as np
 
 from ..core import NoRuleError, plain, rrule
-from ._util import conj_if_complex, shape_of
+from ._util import conj_if_complex, rrule_if_present, shape_of
 from .linalg import _H, _diag_embed, _hermitian_adjoint, _is_zero, _real, _svdvals_vjp
 
 # ---------------------------------------------------------------------------- cholesky
@@ -239,7 +239,7 @@ def svd_rule(a, full_matrices=True, compute_uv=True, hermitian=False):
     return ans, svd_pullback
 
 
-@rrule(np.linalg.svdvals)
+@rrule_if_present(np.linalg, "svdvals")
 def svdvals_rule(x):
     ans = np.linalg.svdvals(x)
 

@@ -11,7 +11,7 @@ are used.
 import numpy as np
 
 from ..core import plain, rrule
-from ._util import normalize_axes, shape_of, unreduce
+from ._util import normalize_axes, rrule_if_present, shape_of, unreduce
 from .linalg import _H, _matrices
 
 
@@ -93,7 +93,7 @@ def norm_rule(x, ord=None, axis=None, keepdims=False):
     return ans, pullback
 
 
-@rrule(np.linalg.vector_norm)
+@rrule_if_present(np.linalg, "vector_norm")
 def vector_norm_rule(x, *, axis=None, keepdims=False, ord=2):
     ans = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
     axes = normalize_axes(axis, len(shape_of(x)))
@@ -101,7 +101,7 @@ def vector_norm_rule(x, *, axis=None, keepdims=False, ord=2):
                                lambda n: _vector_direction(x, n, ord, axes))
 
 
-@rrule(np.linalg.matrix_norm)
+@rrule_if_present(np.linalg, "matrix_norm")
 def matrix_norm_rule(x, *, keepdims=False, ord="fro"):
     ans = np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
     nd = len(shape_of(x))

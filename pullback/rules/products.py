@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 
 from ..core import Tracked, not_implemented, plain, rrule
-from ._util import batch_shape, conj_if_complex, shape_of
+from ._util import batch_shape, conj_if_complex, rrule_if_present, shape_of
 from .indexing import index_add
 
 # einsum's labels; in the interleaved form, integer label i is _LABELS[i]
@@ -290,7 +290,7 @@ def correlate_rule(a, v, mode="valid"):
 
 # ---------------------------------------------------------------------------- integration
 
-@rrule(np.trapezoid)
+@rrule_if_present(np, "trapezoid")
 def trapezoid_rule(y, x=None, dx=1.0, axis=-1):
     ans = np.trapezoid(y, x, dx, axis)
     ndim = len(shape_of(y))

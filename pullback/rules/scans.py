@@ -118,8 +118,9 @@ def _cumulative_rule(func, vjp):
     return cumulative_rule
 
 
-rrule(np.cumulative_sum)(_cumulative_rule(np.cumulative_sum, _cumsum_vjp))
-rrule(np.cumulative_prod)(_cumulative_rule(np.cumulative_prod, _cumprod_vjp))
+if hasattr(np, "cumulative_sum"):  # NumPy 2.1 and later
+    rrule(np.cumulative_sum)(_cumulative_rule(np.cumulative_sum, _cumsum_vjp))
+    rrule(np.cumulative_prod)(_cumulative_rule(np.cumulative_prod, _cumprod_vjp))
 
 
 def _accumulate_method(func):

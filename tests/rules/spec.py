@@ -120,8 +120,10 @@ class Case:
 
 
 def parametrize(specs):
-    """Parametrize a test over every case of every row."""
-    cases = [c for s in specs for c in s.cases()]
+    """Parametrize a test over every case of every row. A row whose function this NumPy
+    lacks (``func`` None: NumPy 2 added ``np.trapezoid``, ``np.linalg.svdvals``, ...) has
+    no cases, as the function has no rule here either."""
+    cases = [c for s in specs if s.func is not None for c in s.cases()]
     return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
 
 

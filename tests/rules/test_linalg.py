@@ -45,7 +45,7 @@ def _lstsq(a, b):
 SPECS = [
     Spec(np.matmul, MATMUL),
     Spec(np.matmul, MATMUL[3:6], domain="complex", name="np.matmul(complex)"),
-    Spec(np.linalg.matmul, MATMUL[:4]),
+    Spec(getattr(np.linalg, "matmul", None), MATMUL[:4]),
     Spec(np.dot, DOT),
     Spec(np.dot, DOT[4:8], domain="complex", name="np.dot(complex)"),
     Spec(np.linalg.multi_dot, [((3,), (3, 2), (2, 4)), ((2, 3), (3, 3), (3,)),

@@ -6,6 +6,8 @@ from pullback.testing import check_batched
 
 from .spec import Spec, parametrize
 
+TRAPEZOID = getattr(np, "trapezoid", None)  # NumPy 2 and later
+
 
 def _einsum(subscripts, name=None, **options):
     return dict(call=lambda *ops, **kw: np.einsum(subscripts, *ops, **kw),
@@ -74,15 +76,15 @@ SPECS = [
     Spec(np.correlate, [((5,), (2,)), ((2,), (5,))], domain="complex", kwargs={"mode": ["full"]},
          name="np.correlate(complex)"),
     # integration: with respect to y, and the sample points x or the spacing dx
-    Spec(np.trapezoid, [(5,), (2, 5)]),
-    Spec(np.trapezoid, [(5, 3)], kwargs={"axis": [0]}),
-    Spec(np.trapezoid, [((5,), (5,)), ((2, 5), (5,)), ((2, 5), (2, 5))],
+    Spec(TRAPEZOID, [(5,), (2, 5)]),
+    Spec(TRAPEZOID, [(5, 3)], kwargs={"axis": [0]}),
+    Spec(TRAPEZOID, [((5,), (5,)), ((2, 5), (5,)), ((2, 5), (2, 5))],
          call=lambda y, x: np.trapezoid(y, x), name="np.trapezoid(x)"),
-    Spec(np.trapezoid, [((5, 3), (5,))], call=lambda y, x: np.trapezoid(y, x, axis=0),
+    Spec(TRAPEZOID, [((5, 3), (5,))], call=lambda y, x: np.trapezoid(y, x, axis=0),
          name="np.trapezoid(x, axis=0)"),
-    Spec(np.trapezoid, [((5,), ()), ((2, 5), ())], call=lambda y, dx: np.trapezoid(y, dx=dx),
+    Spec(TRAPEZOID, [((5,), ()), ((2, 5), ())], call=lambda y, dx: np.trapezoid(y, dx=dx),
          name="np.trapezoid(dx)"),
-    Spec(np.trapezoid, [((2, 5), (5,))], domain="complex", name="np.trapezoid(complex)",
+    Spec(TRAPEZOID, [((2, 5), (5,))], domain="complex", name="np.trapezoid(complex)",
          call=lambda y, x: np.trapezoid(y, x.real)),
     # interp: derivatives in fp, in x (the slope), left and right; the knots xp are constants
     Spec(np.interp, [(5,)], call=lambda fp: np.interp(np.array([-0.5, 0.3, 1.2, 3.9, 7.0]), _XP,

@@ -16,7 +16,8 @@ def _modules():
 
 
 def _specs():
-    return [s for m in _modules() for s in getattr(m, "SPECS", [])]
+    # rows for functions this NumPy lacks are dropped, as their rules are
+    return [s for m in _modules() for s in getattr(m, "SPECS", []) if s.func is not None]
 
 
 def test_every_rule_has_a_spec_row():

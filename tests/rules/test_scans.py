@@ -5,6 +5,9 @@ import pullback as pb
 from .spec import Spec, parametrize
 from .test_reductions import with_nan, with_zeros
 
+CUMULATIVE_SUM = getattr(np, "cumulative_sum", None)  # NumPy 2.1 and later
+CUMULATIVE_PROD = getattr(np, "cumulative_prod", None)
+
 AXIS = {"axis": [None, 0, -1]}
 SHAPES = [(3,), (2, 3)]
 
@@ -23,10 +26,10 @@ SPECS = [
     Spec(np.cumprod, [(4,)], domain=lambda rng, s: with_zeros(rng, s) * (1 + 1j),
          name="np.cumprod(complex zeros)"),
     Spec(np.nancumprod, [(4,), (3, 4)], domain=with_nan, kwargs=AXIS),
-    Spec(np.cumulative_sum, [(3,)]),
-    Spec(np.cumulative_sum, [(2, 3)], kwargs={"axis": [0, -1], "include_initial": [False, True]}),
-    Spec(np.cumulative_prod, [(3,)]),
-    Spec(np.cumulative_prod, [(2, 4)], domain=with_zeros,
+    Spec(CUMULATIVE_SUM, [(3,)]),
+    Spec(CUMULATIVE_SUM, [(2, 3)], kwargs={"axis": [0, -1], "include_initial": [False, True]}),
+    Spec(CUMULATIVE_PROD, [(3,)]),
+    Spec(CUMULATIVE_PROD, [(2, 4)], domain=with_zeros,
          kwargs={"axis": [0, -1], "include_initial": [False, True]}),
     Spec(np.cumsum, SHAPES, call=np.add.accumulate, name="np.add.accumulate"),
     Spec(np.cumprod, [(2, 4)], domain=with_zeros, call=np.multiply.accumulate,
