@@ -222,7 +222,9 @@ def _pinv_vjp(a, x, g):
 
 @rrule(np.linalg.pinv)
 def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
-    ans = np.linalg.pinv(a, rcond, hermitian, **kwargs)
+    if rcond is not None:  # NumPy 1.26 takes no None: its default is 1e-15
+        kwargs["rcond"] = rcond
+    ans = np.linalg.pinv(a, hermitian=hermitian, **kwargs)
 
     def pinv_pullback(g):
         ga = _pinv_vjp(a, ans, g)
@@ -308,7 +310,9 @@ def _solve_vjp(a_h, x, g, vector, solve=np.linalg.solve):
 @rrule(np.linalg.solve)
 def solve_rule(a, b):
     ans = np.linalg.solve(a, b)
-    vector = len(shape_of(b)) == 1
+    # b was a (stack of) vector(s) where the solution lost a's last axis: NumPy 2 reads only
+    # a 1-d b so, NumPy 1.26 any b with one axis fewer than a
+    vector = len(shape_of(ans)) < len(shape_of(a))
 
     def solve_pullback(g):
         return _solve_vjp(_H(a), ans, g, vector)
@@ -343,8 +347,9 @@ def tensorsolve_rule(a, b, axes=None):
 
 
 @rrule(np.linalg.lstsq)
-def lstsq_rule(a, b, rcond=None):
-    ans = np.linalg.lstsq(a, b, rcond=rcond)
+def lstsq_rule(a, b, *rcond, **kwargs):
+    # rcond only where the caller gave it: NumPy 1.26 and 2 have different defaults
+    ans = np.linalg.lstsq(a, b, *rcond, **kwargs)
     vector = len(shape_of(b)) == 1
 
     def lstsq_pullback(g):

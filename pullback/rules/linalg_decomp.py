@@ -34,7 +34,8 @@ def _cholesky_vjp(factor, g, lower=True):
 
 @rrule(np.linalg.cholesky)
 def cholesky_rule(a, *, upper=False):
-    ans = np.linalg.cholesky(a, upper=upper)
+    # upper is NumPy 2's keyword: passed only where the caller asks for it
+    ans = np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
 
     def cholesky_pullback(g):
         return (_cholesky_vjp(ans, g, lower=not upper),)

@@ -54,7 +54,8 @@ def _share_ties(g, ordered):
 
 @rrule(np.sort)
 def sort_rule(a, axis=-1, kind=None, order=None, *, stable=None):
-    ans = np.sort(a, axis=axis, kind=kind, stable=stable)
+    kw = {} if stable is None else {"stable": stable}  # NumPy 2's keyword
+    ans = np.sort(a, axis=axis, kind=kind, **kw)
 
     def sort_pullback(g):
         x = np.ravel(plain(a)) if axis is None else plain(a)

@@ -17,6 +17,9 @@ import pytest
 import pullback as pb
 from pullback.testing import check_batched
 
+# NumPy 2 features (keywords, argument forms) are tested in rows built only under NumPy 2
+NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
 SCALAR = ((),)
 UNARY = [(), (3,), (2, 3)]
 BINARY = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 1), (1, 3)), ((3,), ())]
