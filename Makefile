@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-oldest lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,18 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check pullback tests bench examples
 	$(PY) -m pytest -q -n 2
 
+# the oldest NumPy pullback supports, in a venv of its own (CI runs it after `make test`)
+OLDEST := .venv-oldest
+
+$(OLDEST)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install -q --upgrade pip
+	$(OLDEST)/bin/python -m pip install -q -e '.[test]' 'numpy==1.26.4'
+	touch $@
+
+test-oldest: $(OLDEST)/.installed
+	$(OLDEST)/bin/python -m pytest -q -n 2
+
 lint: $(VENV)/.installed
 	$(PY) -m ruff check pullback tests bench examples
 
@@ -29,4 +41,4 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(OLDEST) build *.egg-info
