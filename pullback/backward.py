@@ -5,7 +5,8 @@ import heapq
 
 import numpy as np
 
-from .core import Tracked, _scan, plain
+from .core import Tracked, plain
+from .dispatch import _scan
 from .registry import Elementwise, NoRuleError, NotImplementedCotangent, Pick
 
 FREED = object()  # the rule of a node whose graph a backward pass has released

@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 
-from .core import NoRuleError, Tracked, _scan, apply, astype, getitem, plain
+from .core import NoRuleError, Tracked, astype, getitem, plain
+from .dispatch import _scan, apply
 
 _rules = {}        # function -> rrule, or an Elementwise row
 _origin = {}       # function -> the module that registered its rule

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import core
+from . import core, dispatch
 from .api import VJP, Trace, _like, grad, make_leaf, normalize_argnums, peel, strip
 from .api import _name as _fname
 from .core import Frame, NestedDifferentiationError, Tracked, _live, plain, shape_of
@@ -359,7 +359,7 @@ def checkpoint(f):
 
     @functools.wraps(f)
     def checkpointed(*args, **kwargs):
-        if core._no_grad_blocks and core._state.no_grad:
+        if dispatch._no_grad_blocks and core._state.no_grad:
             return f(*args, **kwargs)
         leaves, treedef = tree_flatten((args, kwargs))
         leaves = [_live_box(x) for x in leaves]
@@ -430,7 +430,7 @@ def hook(fn, x):
     >>> pb.grad(lambda x: np.sum(5.0 * clipped(x)))(np.zeros(2))
     array([1., 1.])
     """
-    if core._no_grad_blocks and core._state.no_grad:
+    if dispatch._no_grad_blocks and core._state.no_grad:
         return plain(x)
     x = _live_box(x)
     if not isinstance(x, Tracked):
