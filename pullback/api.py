@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .backward import backward_pass
+from .backward import backward_pass, zeros_for
 from .core import Frame, LossError, Tracked, _live, plain, shape_of
 from .tree import tree_flatten, tree_unflatten
 
@@ -79,11 +79,6 @@ def _like(ct, x):
     return dtype.type(ct)
 
 
-def _zeros(x, batch_shape=()):
-    v = plain(x)
-    return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
-
-
 def peel(x, level):
     """The box of ``x`` at ``level``, looking through boxes of higher levels; None when
     ``x`` does not depend on that level."""
@@ -135,7 +130,7 @@ class Trace:
             cts = []
             for x, box in zip(flat, boxes):
                 ct = leaves.get(box)
-                ct = _zeros(x, batch_shape) if ct is None else strip(ct)
+                ct = zeros_for(x, batch_shape) if ct is None else strip(ct)
                 cts.append(_like(ct, x) if not batch_shape else writeable(ct))
             result.append(tree_unflatten(treedef, cts))
         return result

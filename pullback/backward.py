@@ -68,7 +68,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 pairs = rule.backward(node, g)
         else:
             if type(g) is list:
-                g = tuple(_zeros_for(o, batch_shape) if c is None else c
+                g = tuple(zeros_for(o, batch_shape) if c is None else c
                           for o, c in zip(node.value, g))
             pairs = _match(node, rule(g))
         for parent, ct in pairs:
@@ -100,7 +100,9 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
     return leaves
 
 
-def _zeros_for(out, batch_shape):
+def zeros_for(out, batch_shape=()):
+    """Zeros shaped like ``out`` with ``batch_shape`` in front: the cotangent of something
+    nothing depended on."""
     v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
     return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
 

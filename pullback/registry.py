@@ -72,7 +72,7 @@ class Elementwise:
         if self.singular:  # infinite derivatives are expected here: no warnings
             with np.errstate(divide="ignore", invalid="ignore"):
                 local = d(ans, *vals)
-                if local.__class__ not in _REAL and _is_complex(local):
+                if local.__class__ not in _REAL and is_complex(local):
                     local = np.conjugate(local)
                 ct = g * local
                 if not np.all(np.isfinite(plain(local))):
@@ -80,7 +80,7 @@ class Elementwise:
                     ct = np.where(plain(g) == 0, 0, ct)
             return ct
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and _is_complex(local):
+        if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         return g * local
 
@@ -97,7 +97,8 @@ _OPERATOR_FORMS = {
 }
 
 
-def _is_complex(v):
+def is_complex(v):
+    """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
     if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
         return True
     dtype = getattr(v, "dtype", None)

@@ -37,9 +37,6 @@ def _linearize(f, args, kwargs, nums):
     return trace, outs, out_def
 
 
-_shape = shape_of
-
-
 def _dtype(x):
     v = plain(x)
     dtype = getattr(v, "dtype", None)
@@ -105,7 +102,7 @@ def _tangent_pullback(pull, outs, fname):
     with Frame() as frame:
         utrace = Trace(frame, ([np.ones_like(plain(outs[k])) for k in live],), (0,))
         boxes = iter(utrace.args[0])
-        us = [next(boxes) if _inexact(o) else np.zeros(_shape(o)) for o in outs]
+        us = [next(boxes) if _inexact(o) else np.zeros(shape_of(o)) for o in outs]
         cts = pull(us)
     flat, _ = tree_flatten(cts)
     return VJP(utrace, flat, None, fname), live
@@ -125,11 +122,11 @@ def jvp(f, primals, tangents):
     primals, tangents = tuple(primals), tuple(tangents)
     flat_p, pdef = tree_flatten(primals)
     flat_t, tdef = tree_flatten(tangents)
-    if tdef != pdef or any(_shape(p) != _shape(t) for p, t in zip(flat_p, flat_t)):
+    if tdef != pdef or any(shape_of(p) != shape_of(t) for p, t in zip(flat_p, flat_t)):
         raise ValueError(
             f"pullback: the tangents for {fname} must match the primals in structure and "
-            f"shape: primals {[_shape(p) for p in flat_p]}, tangents "
-            f"{[_shape(t) for t in flat_t]}"
+            f"shape: primals {[shape_of(p) for p in flat_p]}, tangents "
+            f"{[shape_of(t) for t in flat_t]}"
         )
     trace, outs, out_def = _linearize(f, primals, {}, range(len(primals)))
     pull = VJP(trace, outs, out_def, fname)
@@ -137,7 +134,7 @@ def jvp(f, primals, tangents):
     upull, live = _tangent_pullback(pull, outs, fname)
     (dus,) = upull(flat_t)
     it = iter(dus)
-    tangent_out = [_like(next(it), v) if k in live else np.zeros(_shape(o))
+    tangent_out = [_like(next(it), v) if k in live else np.zeros(shape_of(o))
                    for k, (o, v) in enumerate(zip(outs, tree_flatten(value)[0]))]
     return value, tree_unflatten(out_def, tangent_out)
 
@@ -166,19 +163,19 @@ def jacobian(f, argnums=0, chunk_size=None):
         _require_real(outs, fname, "outputs", "take np.real/np.imag of them, or use pb.vjp")
         pull = VJP(trace, outs, out_def, fname)
         if single and out_def is None and not chunk_size and len(trace.inputs[0][2]) == 1 \
-                and trace.inputs[0][0] is None and _shape(outs[0]) != _shape(args[nums[0]]):
+                and trace.inputs[0][0] is None and shape_of(outs[0]) != shape_of(args[nums[0]]):
             # one array in, one array out of another shape (so not a diagonal), one pass:
             # no blocks to split and reassemble
-            shape = _shape(outs[0])
+            shape = shape_of(outs[0])
             n = math.prod(shape)
             seed = np.zeros((n, n), _dtype(outs[0]))
             seed.flat[::n + 1] = 1
             (rows,) = pull.batched(seed.reshape((n,) + shape), (n,))
-            return rows.reshape(shape + _shape(rows)[1:])
+            return rows.reshape(shape + shape_of(rows)[1:])
         diagonal = _diagonal(trace, outs)
         if diagonal is not None:
             return _assemble(out_def, trace, _diagonal_blocks(pull, outs, diagonal), single)
-        shapes = [_shape(o) for o in outs]
+        shapes = [shape_of(o) for o in outs]
         dtypes = [_dtype(o) for o in outs]
         sizes = [math.prod(s) for s in shapes]
         parts = []
@@ -189,7 +186,7 @@ def jacobian(f, argnums=0, chunk_size=None):
         rows = [_stack(p) for p in zip(*parts)]  # per input leaf: (outputs,) + x.shape
         blocks, offset = [], 0
         for shape, size in zip(shapes, sizes):
-            blocks.append([r[offset:offset + size].reshape(shape + _shape(r)[1:])
+            blocks.append([r[offset:offset + size].reshape(shape + shape_of(r)[1:])
                            for r in rows])
             offset += size
         return _assemble(out_def, trace, blocks, single)
@@ -221,7 +218,7 @@ def jacfwd(f, argnums=0, chunk_size=None):
         if diagonal is not None:
             return _assemble(out_def, trace, _diagonal_blocks(pull, outs, diagonal), single)
         upull, live = _tangent_pullback(pull, outs, fname)
-        shapes = [_shape(x) for x in leaves]
+        shapes = [shape_of(x) for x in leaves]
         dtypes = [_dtype(x) for x in leaves]
         sizes = [math.prod(s) for s in shapes]
         parts = []
@@ -231,7 +228,7 @@ def jacfwd(f, argnums=0, chunk_size=None):
         cols = iter([_stack(p) for p in zip(*parts)])  # per live output: (inputs,) + shape
         blocks = []
         for k, o in enumerate(outs):
-            shape = _shape(o)
+            shape = shape_of(o)
             if k not in live:
                 blocks.append([np.zeros(shape + s) for s in shapes])
                 continue
@@ -255,10 +252,10 @@ def _diagonal(trace, outs):
     boxes = [b for _, _, bs in trace.inputs for b in bs]
     if not boxes:
         return None
-    shape = _shape(boxes[0])
+    shape = shape_of(boxes[0])
     stack = [peel(o, level) for o in outs]
-    if any(_shape(b) != shape for b in boxes) or any(
-            n is None or _shape(n) != shape for n in stack):
+    if any(shape_of(b) != shape for b in boxes) or any(
+            n is None or shape_of(n) != shape for n in stack):
         return None
     seen = set()
     while stack:
@@ -270,7 +267,7 @@ def _diagonal(trace, outs):
             return None
         for a in node.args:
             if isinstance(a, Tracked) and a.level == level:
-                if _shape(a) != shape:
+                if shape_of(a) != shape:
                     return None
                 stack.append(a)
     return shape
@@ -409,7 +406,7 @@ def checkpoint(f):
                 if node is not None:
                     roots.append(node)
                     seeds.append(s)
-                    batch = _shape(s)[:len(_shape(s)) - len(_shape(o))]
+                    batch = shape_of(s)[:len(shape_of(s)) - len(shape_of(o))]
             found = core.backward_pass(roots, seeds, batch, False) if roots else {}
             cts = [None] * len(leaves)
             for k in mine:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..core import plain, shape_of  # noqa: F401  (shape_of is used by the rules)
-from ..registry import rrule
+from ..registry import is_complex, rrule  # noqa: F401  (is_complex is used by the rules)
 
 
 def batch_shape(g, out_ndim):
@@ -35,11 +35,6 @@ def unreduce(g, in_shape, axis, keepdims):
     for i in range(ndim):
         full.append(1 if i in axes else next(it))
     return np.reshape(g, tuple(full))
-
-
-def is_complex(x):
-    dtype = getattr(plain(x), "dtype", None)
-    return dtype is not None and dtype.kind == "c" or isinstance(x, complex)
 
 
 def conj_if_complex(x):
