@@ -2,21 +2,34 @@
 
 from . import rules  # noqa: F401  (registers the derivative rules)
 from .api import grad, value_and_grad, vjp
-from .core import LossError, NestedDifferentiationError, NoRuleError, Tracked, no_grad
-from .registry import elementwise, nondifferentiable, primitive, rrule
+from .core import Tracked, no_grad
+from .extend import (
+    MINUS_ONE,
+    ONE,
+    checkpoint,
+    composite,
+    elementwise,
+    hook,
+    linear,
+    nobacksies,
+    nondifferentiable,
+    not_implemented,
+    primitive,
+    rrule,
+    stop_gradient,
+    ufunc_method,
+)
+from .registry import (
+    LossError,
+    NestedDifferentiationError,
+    NoRuleError,
+    name_of,
+    registered_nondifferentiable,
+    registered_rules,
+)
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
-from .transforms import (
-    checkpoint,
-    hessian,
-    hook,
-    hvp,
-    jacfwd,
-    jacobian,
-    jvp,
-    nobacksies,
-    stop_gradient,
-)
+from .transforms import hessian, hvp, jacfwd, jacobian, jvp
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __version__ = "0.1.0"
@@ -25,7 +38,9 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp",
     "checkpoint", "hook", "stop_gradient", "nobacksies",
     "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
-    "rrule", "primitive", "elementwise", "nondifferentiable",
+    "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
+    "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
+    "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map",
 ]

@@ -1,23 +1,45 @@
-"""The backward pass: cotangents sent from the outputs to the inputs, in reverse order of
-creation, with no recursion and all state local to the pass."""
+"""The backward pass and the vjp layer above it: the other half of the engine.
+
+``backward_pass`` sends cotangents from roots to leaves in reverse order of creation, with
+no recursion and all of its state local to the call, so a pass that raises halfway leaves
+the graph as it was. ``linearize`` runs a function once with some arguments boxed at a
+fresh level; the ``Linearized`` it returns pulls cotangents back through that run. Every
+transform (grad, vjp, jvp, jacobian, hessian, hvp, checkpoint) is built on those two.
+"""
 
 import heapq
+import math
+import numbers
 
 import numpy as np
 
-from .core import Tracked, plain
-from .dispatch import _scan
-from .registry import Elementwise, NoRuleError, NotImplementedCotangent, Pick
+from .core import Frame, Tracked, box_at, live_levels, plain, shape_of, top_level
+from .registry import (
+    MINUS_ONE,
+    ONE,
+    Elementwise,
+    LossError,
+    NoRuleError,
+    NotImplementedCotangent,
+    Pick,
+    Unbatched,
+    name_of,
+)
+from .tree import tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
+_REAL = frozenset({np.float64, np.float32, float, int})
+
+
+# ---------------------------------------------------------------------------- the backward pass
 
 def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
     """Send ``seeds`` back from ``roots`` (values tracked at one level) through the graph.
 
     Returns a dict from each leaf reached to its cotangent. Nodes are visited in reverse
     creation order (a node is created after its inputs), so each node is visited once,
-    after every node that uses it; no recursion, and all state is local to this call.
-    ``batch_shape`` is the shape of the leading axes every cotangent carries.
+    after every node that uses it. ``batch_shape`` is the shape of the leading axes every
+    cotangent carries. Unless ``retain_graph``, the nodes visited are released.
     """
     cts = {}
     heap = []
@@ -29,20 +51,17 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             heap.append((-root.seq, root))
     heapq.heapify(heap)
     leaves = {}
-    owned = set()  # ids of accumulated cotangents this pass allocated (safe to add into)
     visited = None if retain_graph else []
     pop, push = heapq.heappop, heapq.heappush
     while heap:
         node = pop(heap)[1]
         g = cts.pop(node)
-        if owned:
-            owned.discard(id(g))  # from here on it may be shared by the pullback
         rule = node.rule
         if rule is None:
             leaves[node] = g
             continue
         cls = rule.__class__
-        if cls is Pick:
+        if cls is Pick:  # one output of several: gather into the hub's slots
             hub = node.args
             slots = cts.get(hub)
             if slots is None:
@@ -60,44 +79,116 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
         if visited is not None:
             visited.append(node)
         if cls is Elementwise:
-            args = node.args
-            if len(args) == 1:
-                parent = args[0]
-                pairs = ((parent, rule.cotangent(0, g, node.value, (parent.value,))),)
-            else:
-                pairs = rule.backward(node, g)
+            pairs = _row_pullback(rule, node, g)
         else:
-            if type(g) is list:
+            if type(g) is list:  # a hub: outputs nothing depended on get zeros
                 g = tuple(zeros_for(o, batch_shape) if c is None else c
                           for o, c in zip(node.value, g))
-            pairs = _match(node, rule(g))
+            if cls is Unbatched:
+                pairs = _match(node, _per_slice(rule.rule, g, node.value))
+            else:
+                pairs = _match(node, rule(g))
         for parent, ct in pairs:
             if ct is None:
                 continue
             c, v = ct.__class__, parent.value
-            if c is np.ndarray:  # fits already when shape and dtype are the input's
-                if ct.dtype != v.dtype or ct.shape != (
-                        batch_shape + v.shape if batch_shape else v.shape):
-                    ct = _project(ct, parent, batch_shape, rule)
-            elif c is not np.float64 or v.__class__ is not np.float64 or batch_shape:
+            # a cotangent that already fits its input skips the projection (the common case)
+            if batch_shape or c is not v.__class__ or c is Tracked or (
+                    c is np.ndarray and (ct.dtype != v.dtype or ct.shape != v.shape)):
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
                 cts[parent] = ct
                 push(heap, (-parent.seq, parent))
-            elif id(prev) in owned and ct.__class__ is np.ndarray and (
-                    ct.shape == prev.shape and ct.dtype == prev.dtype):
-                prev += ct  # a sum this pass made itself: nobody else holds it
             else:
-                owned.discard(id(prev))
-                total = cts[parent] = prev + ct
-                if total.__class__ is np.ndarray:
-                    owned.add(id(total))
+                cts[parent] = prev + ct
     if visited is not None:
         for node in visited:
             node.rule = FREED
             node.args = None
     return leaves
+
+
+def _row_pullback(row, node, g):
+    """Pairs (input, cotangent) of a table row, for its inputs tracked at the node's level;
+    the one- and two-argument cases are written out, as they are the hot path."""
+    args = node.args
+    ans = node.value
+    if len(args) == 1:  # the one argument is the node's input
+        a = args[0]
+        return ((a, _row_cotangent(row, 0, g, ans, (a.value,))),)
+    level = node.level
+    if len(args) == 2:
+        a, b = args
+        ta = isinstance(a, Tracked) and a.level == level
+        tb = isinstance(b, Tracked) and b.level == level
+        vals = (a.value if ta else a, b.value if tb else b)
+        if ta and tb:
+            return ((a, _row_cotangent(row, 0, g, ans, vals)),
+                    (b, _row_cotangent(row, 1, g, ans, vals)))
+        if ta:
+            return ((a, _row_cotangent(row, 0, g, ans, vals)),)
+        return ((b, _row_cotangent(row, 1, g, ans, vals)),)
+    vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
+    return [(a, _row_cotangent(row, i, g, ans, vals)) for i, a in enumerate(args)
+            if isinstance(a, Tracked) and a.level == level]
+
+
+def _row_cotangent(row, i, g, ans, vals):
+    """The cotangent of argument ``i`` of a table row: ``g`` times the conjugate of the
+    local derivative (ChainRules' complex convention)."""
+    d = row.derivs[i]
+    if d is ONE:
+        return g
+    if d is MINUS_ONE:
+        return -g
+    if d is None:
+        raise NoRuleError(
+            f"pullback: {name_of(row.func)} is not differentiable with respect to "
+            f"argument {i}"
+        )
+    if not row.singular:
+        local = d(ans, *vals)
+        if local.__class__ not in _REAL and _is_complex(local):
+            local = np.conjugate(local)
+        return g * local
+    with np.errstate(divide="ignore", invalid="ignore"):  # infinite derivatives expected
+        local = d(ans, *vals)
+        if local.__class__ not in _REAL and _is_complex(local):
+            local = np.conjugate(local)
+        ct = g * local
+        if not np.all(np.isfinite(plain(local))):
+            # a zero cotangent gives zero even where the derivative is infinite
+            ct = np.where(plain(g) == 0, 0, ct)
+    return ct
+
+
+def _is_complex(v):
+    if isinstance(v, complex):
+        return True
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind == "c"
+
+
+def _per_slice(pullback, g, out):
+    """Apply a pullback that takes no batch axes to each slice of a batched cotangent and
+    stack the results."""
+    nb = np.ndim(plain(g)) - np.ndim(plain(out))
+    if nb <= 0:
+        return pullback(g)
+    gshape = np.shape(plain(g))
+    flat = np.reshape(g, (-1,) + gshape[nb:])
+    # a slice's entries may be thunks: run them here, where they are stacked
+    slices = [[c() if callable(c) else c for c in pullback(flat[i])]
+              for i in range(len(flat))]
+    cts = []
+    for parts in zip(*slices):
+        if all(p is None for p in parts):
+            cts.append(None)
+        else:
+            stacked = np.stack(parts)
+            cts.append(np.reshape(stacked, gshape[:nb] + np.shape(plain(stacked))[1:]))
+    return tuple(cts)
 
 
 def zeros_for(out, batch_shape=()):
@@ -108,7 +199,9 @@ def zeros_for(out, batch_shape=()):
 
 
 def _match(node, cts):
-    """Pair a general rule's cotangents with its tracked positional arguments."""
+    """Pair a general rule's cotangents with its tracked positional arguments. An entry may
+    be a thunk (a function of no arguments): it is called only for an input that needs its
+    cotangent, so rules can skip work nobody asked for."""
     args = node.args
     level = node.level
     # extra trailing entries belong to arguments given by keyword or left at defaults
@@ -119,36 +212,27 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
-    # an entry may be a thunk (a function of no arguments): it is called only for an
-    # input that needs its cotangent, so rules can skip work nobody asked for
     pairs = []
-    for i, (a, ct) in enumerate(zip(args, cts)):
-        if ct.__class__ is NotImplementedCotangent:
-            if _scan((a,))[0] == level:  # only an error if the argument was tracked here
-                raise NoRuleError(
-                    f"pullback: {_pullback_name(node.rule)} has no derivative with "
-                    f"respect to argument {i} ({ct.reason}); pass it as a plain value"
-                )
-        elif isinstance(a, Tracked):
-            if a.level == level:
-                pairs.append((a, ct() if callable(ct) else ct))
-        elif (type(a) is list or type(a) is tuple) and ct is not None:
-            _match_nested(a, ct, level, pairs)
+    stack = [(args, cts)]
+    while stack:
+        items, entries = stack.pop()
+        for i, (a, ct) in enumerate(zip(items, entries)):
+            if ct.__class__ is NotImplementedCotangent:
+                if top_level((a,))[0] == level:  # an error only if it was tracked here
+                    raise NoRuleError(
+                        f"pullback: {_pullback_name(node.rule)} has no derivative with "
+                        f"respect to argument {i} ({ct.reason}); pass it as a plain value"
+                    )
+            elif isinstance(a, Tracked):
+                if a.level == level:
+                    pairs.append((a, ct() if callable(ct) else ct))
+            elif (type(a) is list or type(a) is tuple) and ct is not None:
+                stack.append((a, ct() if callable(ct) else ct))
     return pairs
 
 
-def _match_nested(args, cts, level, pairs):
-    if callable(cts):
-        cts = cts()
-    for b, c in zip(args, cts):
-        if isinstance(b, Tracked):
-            if b.level == level:
-                pairs.append((b, c() if callable(c) else c))
-        elif (type(b) is list or type(b) is tuple) and c is not None:
-            _match_nested(b, c, level, pairs)
-
-
 def _pullback_name(rule):
+    rule = getattr(rule, "rule", rule)  # an Unbatched record
     return getattr(rule, "__qualname__", None) or repr(rule)
 
 
@@ -156,22 +240,15 @@ def _project(ct, parent, batch_shape, rule):
     """Fit a cotangent to its input: sum broadcast axes, keep the batch axes, take the
     real part for a real input, and match the input's floating dtype."""
     v = parent.value
-    shape = v.shape
-    dtype = v.dtype
-    cv = ct
-    while isinstance(cv, Tracked):
-        cv = cv.value
+    shape, dtype = v.shape, v.dtype
+    cv = plain(ct)
     cshape = getattr(cv, "shape", None)
-    if cshape is None:
-        ct = np.asarray(ct)
+    if cshape is None:  # a Python scalar
+        ct = cv = np.asarray(ct)
         cshape = ct.shape
-        cv = ct
-    if batch_shape:
-        target = batch_shape + shape
-        if cshape != target:
-            ct = _fit(ct, cshape, target, len(batch_shape), rule, parent)
-    elif cshape != shape:
-        ct = _fit(ct, cshape, shape, 0, rule, parent)
+    target = batch_shape + shape
+    if cshape != target:
+        ct = _fit(ct, cshape, target, len(batch_shape), rule)
     cdtype = cv.dtype
     if cdtype != dtype:
         if cdtype.kind == "c" and dtype.kind != "c":
@@ -182,13 +259,7 @@ def _project(ct, parent, batch_shape, rule):
     return ct
 
 
-def _sum_kept(ct, axes):
-    if ct.__class__ is np.ndarray:  # the ufunc method skips np.sum's Python layer
-        return np.add.reduce(ct, axis=axes, keepdims=True)
-    return np.sum(ct, axis=axes, keepdims=True)
-
-
-def _fit(ct, cshape, target, nb, rule, parent):
+def _fit(ct, cshape, target, nb, rule):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
     up where the cotangent is smaller than the input."""
     n = len(target)
@@ -214,3 +285,197 @@ def _fit(ct, cshape, target, nb, rule, parent):
                 + (f" (with batch axes {target[:nb]})" if nb else "")
             ) from None
     return ct
+
+
+def _sum_kept(ct, axes):
+    if ct.__class__ is np.ndarray:  # the ufunc method skips np.sum's Python layer
+        return np.add.reduce(ct, axis=axes, keepdims=True)
+    return np.sum(ct, axis=axes, keepdims=True)
+
+
+# ---------------------------------------------------------------------------- the vjp layer
+
+def strip(x):
+    """``x`` without the boxes of finished computations (and of the top-level Tracker
+    level): what a transform hands back once its own level has ended."""
+    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels):
+        x = x.value
+    return x
+
+
+def writeable(ct):
+    """``ct``, copied if it is a read-only view (the engine's broadcasts are): what a user
+    gets back must be an array of their own."""
+    if ct.__class__ is np.ndarray and not ct.flags.writeable:
+        return ct.copy()
+    return ct
+
+
+def as_result(ct, x):
+    """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
+    ndarray, a NumPy scalar for a Python or NumPy scalar."""
+    if isinstance(ct, Tracked) or isinstance(x, Tracked):
+        return ct
+    if isinstance(x, np.ndarray):
+        return writeable(np.asarray(ct, dtype=x.dtype))
+    dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
+    return dtype.type(ct)
+
+
+def make_leaf(x, level, what):
+    """Box ``x`` as an input of the computation at ``level``; only floating-point and
+    complex values can be differentiated."""
+    if x.__class__ is np.ndarray:  # the common case first
+        kind, value = x.dtype.kind, x
+    elif isinstance(x, Tracked):
+        kind, value = x.dtype.kind, x
+    elif isinstance(x, (bool, np.bool_)) or isinstance(x, numbers.Integral):
+        kind, value = "i", x
+    elif isinstance(x, float):
+        kind, value = "f", np.float64(x)
+    elif isinstance(x, complex):
+        kind, value = "c", np.complex128(x)
+    elif isinstance(x, (np.ndarray, np.generic)):
+        kind, value = x.dtype.kind, x
+    else:
+        raise TypeError(
+            f"pullback: {what} is a {type(x).__name__}; differentiate with respect to "
+            "floating-point arrays or scalars (or tuples, lists and dicts of them)"
+        )
+    if kind not in "fc":
+        dtype = getattr(plain(value), "dtype", type(value).__name__)
+        raise TypeError(
+            f"pullback: {what} has dtype {dtype}; gradients are defined for floating-point "
+            "and complex inputs only. Convert it first (x.astype(float)), or leave it out "
+            "of argnums."
+        )
+    return Tracked(value, level)
+
+
+def normalize_argnums(argnums, nargs, fname):
+    """``(single, nums)``: whether ``argnums`` was one int, and the argument positions."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -nargs <= i < nargs:
+            raise TypeError(
+                f"pullback: argnums={argnums!r} for {fname}, called with {nargs} positional "
+                "argument(s)"
+            )
+    return single, tuple(i % nargs for i in nums)
+
+
+def fname_of(f):
+    """How messages name a user's function."""
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+
+
+def scalar_seed(y, fname, losscheck):
+    """The seed of a scalar loss ``y``: ones of its dtype, after checking that it is a real
+    scalar and, with ``losscheck``, finite."""
+    v = plain(y)
+    if np.ndim(v) != 0 or isinstance(v, (str, bytes)):
+        raise TypeError(
+            f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
+            "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
+        )
+    if np.iscomplexobj(v):
+        raise TypeError(
+            f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
+            "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
+        )
+    if losscheck and not math.isfinite(float(v)):
+        raise LossError(
+            f"pullback: the loss of {fname} is {float(v)}; find where it stops being finite, "
+            "or pass losscheck=False to differentiate it anyway"
+        )
+    return np.ones((), dtype=np.result_type(v))
+
+
+class Linearized:
+    """One run of ``f`` with the arguments ``argnums`` boxed at a fresh level: ``out`` is
+    what ``f`` returned, and ``pull`` sends cotangents back through the run."""
+
+    def __init__(self, f, args, kwargs, argnums):
+        with Frame() as frame:
+            self.level = frame.level
+            args = list(args)
+            self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
+            for i in argnums:
+                flat, treedef = tree_flatten(args[i])
+                boxes = [make_leaf(x, frame.level, f"argument {i}") for x in flat]
+                args[i] = tree_unflatten(treedef, boxes)
+                self.inputs.append((treedef, flat, boxes))
+            self.out = f(*args, **kwargs)
+
+    def pull_leaves(self, outs, seeds, batch_shape=(), retain_graph=True):
+        """The cotangent of each boxed leaf, one flat list per differentiated argument
+        (None where nothing reached it)."""
+        roots, root_seeds = [], []
+        for o, s in zip(outs, seeds):
+            node = box_at(o, self.level)
+            if node is not None:
+                roots.append(node)
+                root_seeds.append(s)
+        leaves = backward_pass(roots, root_seeds, batch_shape, retain_graph) if roots else {}
+        return [[None if (ct := leaves.get(box)) is None else strip(ct) for box in boxes]
+                for _, _, boxes in self.inputs]
+
+    def pull(self, outs, seeds, batch_shape=()):
+        """Cotangents of the inputs, one pytree per differentiated argument, each leaf in
+        the form of its argument (zeros where nothing reached it)."""
+        result = []
+        for (treedef, flat, _), cts in zip(self.inputs, self.pull_leaves(outs, seeds,
+                                                                         batch_shape)):
+            leaves = [zeros_for(x, batch_shape) if ct is None
+                      else writeable(ct) if batch_shape else as_result(ct, x)
+                      for x, ct in zip(flat, cts)]
+            result.append(tree_unflatten(treedef, leaves))
+        return result
+
+
+def linearize(f, args, kwargs, argnums):
+    """Run ``f(*args, **kwargs)`` once with ``argnums`` boxed at a fresh level:
+    ``(lin, outs, out_def)``, the run, its flat outputs and their structure."""
+    lin = Linearized(f, args, kwargs, argnums)
+    outs, out_def = tree_flatten(lin.out)
+    return lin, outs, out_def
+
+
+class VJP:
+    """The pullback of a linearized function: call it with a cotangent of the output's
+    structure to get one cotangent per differentiated argument. It can be called any
+    number of times.
+
+    >>> out, vjp_fn = pb.vjp(np.sin, np.zeros(2))
+    >>> vjp_fn(np.ones(2))
+    (array([1., 1.]),)
+    """
+
+    def __init__(self, lin, outs, fname):
+        self._lin = lin
+        self._outs = outs
+        self._fname = fname
+
+    def __call__(self, cotangent):
+        return self.batched(cotangent, ())
+
+    def batched(self, cotangent, batch_shape):
+        """The pullback of a stack of cotangents, each with leading axes ``batch_shape``,
+        in one backward pass."""
+        seeds, _ = tree_flatten(cotangent)
+        if len(seeds) != len(self._outs):
+            raise TypeError(
+                f"pullback: the cotangent for {self._fname} has {len(seeds)} leaves but its "
+                f"output has {len(self._outs)}; pass one array per output array"
+            )
+        checked = []
+        for k, (s, o) in enumerate(zip(seeds, self._outs)):
+            want = batch_shape + shape_of(o)
+            if shape_of(s) != want:
+                raise ValueError(
+                    f"pullback: cotangent {k} for {self._fname} has shape "
+                    f"{shape_of(s)}, but the output has shape {want}"
+                )
+            checked.append(s if isinstance(s, Tracked) else np.asarray(s))
+        return tuple(self._lin.pull(self._outs, checked, batch_shape))

@@ -1,51 +1,35 @@
-"""The engine: tracked values and nesting levels. The dispatch of NumPy calls is in
-dispatch.py, the rule registry in registry.py, the backward pass in backward.py, the array
-methods in methods.py.
+"""Tracked values, nesting levels and the dispatch of NumPy calls: the recording half of the
+engine. It reads the rule table (registry.py) and knows nothing of the backward pass.
 
 A ``Tracked`` value is both a value and a node of the recorded graph. Every gradient
 computation runs at its own *level* (an integer, larger for inner computations); a value
 tracked at level ``k`` holds in ``.value`` whatever the level below saw, which may itself
 be tracked at a lower level. When a NumPy function meets tracked arguments, the highest
-live level among them records one node; the rule then runs on the values one level down,
-so the lower levels record the rule's own computation (that is how derivatives nest).
-
-The state of a backward pass (cotangents, the order of visits) lives in the pass, never
-on the nodes, so a pass that raises halfway leaves the graph as it was.
+live level among them records one node (``record``); the rule runs on the values one level
+down, so the lower levels record the rule's own computation: that is how derivatives nest.
 """
 
+import functools
+import inspect
 import itertools
 import threading
 
 import numpy as np
 
 from .methods import ArrayMethods
-
-__all__ = [
-    "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
-    "rrule", "primitive", "nondifferentiable", "elementwise", "no_grad",
-]
-
-
-class NoRuleError(NotImplementedError):
-    """A function met a tracked value and no derivative rule is registered for it.
-
-    >>> pb.grad(lambda x: np.sum(np.histogram(x)[0]))(x)   # NoRuleError: ... np.histogram
-    """
-
-
-class LossError(ValueError):
-    """A loss is NaN or infinite (Tracker's losscheck; ``losscheck=False`` turns it off).
-
-    >>> pb.grad(lambda x: np.sum(np.log(x)))(np.array([-1.0]))   # LossError: ... nan
-    """
-
-
-class NestedDifferentiationError(RuntimeError):
-    """A rule marked ``nobacksies`` was differentiated a second time.
-
-    >>> pb.grad(pb.grad(softplus))(1.0)   # with softplus's rule marked pb.nobacksies
-    """
-
+from .registry import (
+    Composite,
+    Elementwise,
+    NoRuleError,
+    Pick,
+    Unbatched,
+    astype,
+    getitem,
+    name_of,
+    nondiff,
+    rules,
+    ufunc_methods,
+)
 
 # ---------------------------------------------------------------------------- levels
 
@@ -53,7 +37,7 @@ _level_ids = itertools.count(1)
 _seq = itertools.count()
 # Levels whose computation is still running, with their kind. Level 0 is the Tracker
 # level of ``param`` values made outside any transform: it never ends.
-_live = {0: "tracker"}
+live_levels = {0: "tracker"}
 
 
 class _ThreadState(threading.local):
@@ -63,7 +47,9 @@ class _ThreadState(threading.local):
         self.frames = []
 
 
-_state = _ThreadState()
+state = _ThreadState()
+
+
 class Frame:
     """One gradient computation: a fresh level, live while the ``with`` block runs."""
 
@@ -72,40 +58,123 @@ class Frame:
     def __enter__(self):
         self.level = next(_level_ids)
         self.tracker_level = None
-        _live[self.level] = "functional"
-        _state.frames.append(self)
+        live_levels[self.level] = "functional"
+        state.frames.append(self)
         # a gradient asked for explicitly is computed even inside a no_grad block
-        self.outer_no_grad = _state.no_grad
-        _state.no_grad = 0
+        self.outer_no_grad = state.no_grad
+        state.no_grad = 0
         return self
 
     def __exit__(self, *exc):
-        _state.no_grad = self.outer_no_grad
-        _state.frames.remove(self)
-        _live.pop(self.level, None)
+        state.no_grad = self.outer_no_grad
+        state.frames.remove(self)
+        live_levels.pop(self.level, None)
         if self.tracker_level is not None:
-            _live.pop(self.tracker_level, None)
+            live_levels.pop(self.tracker_level, None)
         return False
 
 
 def tracker_level():
     """The level of a ``param`` made now: 0 at top level, else one owned by the innermost
     transform, so that its graph is a separate computation inside that transform."""
-    frames = _state.frames
+    frames = state.frames
     if not frames:
         return 0
     frame = frames[-1]
     if frame.tracker_level is None:
         frame.tracker_level = next(_level_ids)
-        _live[frame.tracker_level] = "tracker"
+        live_levels[frame.tracker_level] = "tracker"
     return frame.tracker_level
 
+
+class no_grad:
+    """Record nothing inside: every result is a plain value (per thread). Also a decorator.
+
+    >>> w = pb.param(np.zeros(2))
+    >>> with pb.no_grad():
+    ...     y = np.sin(w)
+    >>> type(y)
+    <class 'numpy.ndarray'>
+    """
+
+    def __enter__(self):
+        state.no_grad += 1
+        return self
+
+    def __exit__(self, *exc):
+        state.no_grad -= 1
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def no_grad_wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return no_grad_wrapper
+
+
+# ---------------------------------------------------------------------------- looking through boxes
 
 def plain(x):
     """The plain value under every box."""
     while isinstance(x, Tracked):
         x = x.value
     return x
+
+
+def box_at(x, level):
+    """The box of ``x`` at ``level``, looking through boxes of higher levels; None when
+    ``x`` does not depend on that level."""
+    while isinstance(x, Tracked) and x.level > level:
+        x = x.value
+    return x if isinstance(x, Tracked) and x.level == level else None
+
+
+def drop_finished(x):
+    """``x`` without the boxes of finished computations, looking into lists and tuples."""
+    if isinstance(x, Tracked):
+        while isinstance(x, Tracked) and x.level not in live_levels:
+            x = x.value
+        return x
+    if type(x) is list or type(x) is tuple:
+        return type(x)(drop_finished(b) for b in x)
+    return x
+
+
+def _plain_all(x):
+    if isinstance(x, Tracked):
+        return plain(x)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_plain_all(b) for b in x)
+    return x
+
+
+def _unbox(x, top):
+    """``x`` with its boxes at level ``top`` opened, looking into lists and tuples."""
+    if isinstance(x, Tracked):
+        return x.value if x.level == top else x
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_unbox(b, top) for b in x)
+    return x
+
+
+def top_level(items):
+    """The highest live level among tracked values in ``items`` (looking into nested lists
+    and tuples, as np.block's arguments are), and whether any has a finished level."""
+    top, finished = -1, False
+    stack = [items]
+    while stack:
+        for a in stack.pop():
+            if isinstance(a, Tracked):
+                lvl = a.level
+                if lvl not in live_levels:
+                    finished = True
+                elif lvl > top:
+                    top = lvl
+            elif type(a) is list or type(a) is tuple:
+                stack.append(a)
+    return top, finished
 
 
 def shape_of(x):
@@ -115,15 +184,255 @@ def shape_of(x):
     return np.shape(x) if shape is None else shape
 
 
+def is_complex(v):
+    """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
+    if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
+        return True
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind == "c"
+
+
+def _inexact(out):
+    dtype = getattr(out, "dtype", None)
+    if dtype is None:
+        return isinstance(out, (float, complex))
+    return dtype.kind in "fc"
+
+
+# ---------------------------------------------------------------------------- recording
+
+def record(out, rule, level, args):
+    """The one place a node is recorded: ``out`` of a call on ``args`` at ``level``, whose
+    ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and boolean
+    results carry no gradient and stay plain; several outputs get a hub node and one node
+    per output."""
+    if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
+        hub = Tracked(tuple(out), level, args, rule)
+        children = [Tracked(o, level, hub, Pick(i)) if _inexact(o) else o
+                    for i, o in enumerate(out)]
+        return type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
+    if not _inexact(out):
+        return out
+    return Tracked(out, level, args, rule)
+
+
+def apply(func, args, kwargs):
+    """Call ``func`` on arguments some of which are tracked; record one node."""
+    if state.no_grad:
+        return _call_plain(func, args, kwargs)
+    if kwargs:
+        if "out" in kwargs:
+            kwargs = _without_out(func, kwargs)
+        if any(isinstance(v, Tracked) for v in kwargs.values()):
+            args, kwargs = _bind_positional(func, args, kwargs)
+    top, finished = top_level(args)
+    if finished:  # values escaped from finished computations are constants
+        args = drop_finished(args)
+        top = top_level(args)[0]
+    if top < 0:
+        return _call_plain(func, args, kwargs)
+    rule = rules.get(func)
+    if rule is None:
+        if func in nondiff:
+            return _call_plain(func, args, kwargs)
+        if func in _IN_PLACE:
+            raise TypeError(
+                f"pullback: {name_of(func)} writes into an array in place, which cannot "
+                "record a gradient. Build the result out of place instead: "
+                "np.where(mask, v, a), np.concatenate/np.stack, or a + index_add(v, index, "
+                "a.shape)."
+            )
+        raise NoRuleError(
+            f"pullback: no derivative rule for {name_of(func)}, called on a tracked value. "
+            f"Register one with @pb.rrule({name_of(func)}), or call it on plain values "
+            "(x.value) if no gradient should flow through it."
+        )
+    cls = rule.__class__
+    if cls is Composite:
+        return rule.impl(*args, **kwargs)
+    # unbox the top level; lower levels stay boxed and record the rule's own work
+    vals = [_unbox(a, top) for a in args]
+    if cls is Elementwise:
+        return record(func(*vals, **kwargs), rule, top, args)
+    if cls is Unbatched:
+        out, pullback = rule.rule(*vals, **kwargs)
+        return record(out, Unbatched(pullback), top, args)
+    out, pullback = rule(*vals, **kwargs)
+    return record(out, pullback, top, args)
+
+
+def _unary(func, a):
+    """``apply`` for one tracked argument and no keywords (``np.sin(x)``, ``-x``): the hot
+    path of a table row, which needs no level search (bench/NOTES.md)."""
+    row = rules.get(func)
+    if row.__class__ is not Elementwise or a.level not in live_levels or state.no_grad:
+        return apply(func, (a,), {})
+    return Tracked(row.call(a.value), a.level, (a,), row)
+
+
+def _binary(func, a, b):
+    """``apply`` for two arguments and no keywords (``x * y``, ``x + 1.0``): the hot path of
+    a table row, with the level search written out."""
+    row = rules.get(func)
+    if row.__class__ is not Elementwise or state.no_grad:
+        return apply(func, (a, b), {})
+    la = a.level if isinstance(a, Tracked) else -1
+    lb = b.level if isinstance(b, Tracked) else -1
+    if (la >= 0 and la not in live_levels) or (lb >= 0 and lb not in live_levels):
+        return apply(func, (a, b), {})  # drops finished levels
+    call = row.call
+    if la > lb:
+        return Tracked(call(a.value, b), la, (a, b), row)
+    if lb > la:
+        return Tracked(call(a, b.value), lb, (a, b), row)
+    return Tracked(call(a.value, b.value), la, (a, b), row)
+
+
+def _call_plain(func, args, kwargs):
+    args = [_plain_all(a) for a in args]
+    kwargs = {k: _plain_all(v) for k, v in kwargs.items()}
+    if getattr(func, "_pb_primitive", False):
+        return func._pb_body(*args, **kwargs)
+    if func is getitem:
+        return args[0][args[1]]
+    return func(*args, **kwargs)
+
+
+_IN_PLACE = frozenset(f for f in (
+    np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
+    if f is not None)
+
+
+def _without_out(func, kwargs):
+    if kwargs["out"] is not None:
+        raise TypeError(
+            f"pullback: {name_of(func)}(..., out=...) writes into an existing array, which "
+            "cannot record a gradient (this includes a += t for a plain array a and a "
+            "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
+        )
+    return {k: v for k, v in kwargs.items() if k != "out"}
+
+
+def _bind_positional(func, args, kwargs):
+    """Move tracked keyword arguments into positional places using ``func``'s signature."""
+    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
+    try:
+        sig = inspect.signature(target)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        name = next(k for k, v in kwargs.items() if isinstance(v, Tracked))
+        raise TypeError(
+            f"pullback: pass the tracked argument {name!r} of {name_of(func)} positionally"
+        ) from None
+    names = list(sig.parameters)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    pos, kw = [], {}
+    for k, p in enumerate(sig.parameters.values()):
+        if p.name not in bound.arguments:
+            # a default that a later positional argument needs in front of it
+            if p.kind in positional and any(
+                    n in bound.arguments and sig.parameters[n].kind in (
+                        *positional, inspect.Parameter.VAR_POSITIONAL)
+                    for n in names[k + 1:]):
+                pos.append(p.default)
+            continue
+        v = bound.arguments[p.name]
+        if p.kind == p.VAR_POSITIONAL:
+            pos.extend(v)
+        elif p.kind == p.VAR_KEYWORD:
+            kw.update(v)
+        elif p.kind == p.KEYWORD_ONLY:
+            kw[p.name] = v
+        else:
+            pos.append(v)
+    stuck = [k for k, v in kw.items() if isinstance(v, Tracked)]
+    if stuck:
+        raise TypeError(
+            f"pullback: {name_of(func)} takes the tracked argument {stuck[0]!r} only by "
+            "keyword, which its rule cannot differentiate; pass it positionally"
+        )
+    return tuple(pos), kw
+
+
+def _ufunc_call(ufunc, inputs, kwargs):
+    if "out" in kwargs:
+        kwargs = _without_out(ufunc, kwargs)
+    if kwargs:
+        raise TypeError(
+            f"pullback: np.{ufunc.__name__} on a tracked value does not support the "
+            f"keyword(s) {sorted(kwargs)}; apply the operation without them (cast with "
+            ".astype, select with np.where)"
+        )
+    return apply(ufunc, inputs, {})
+
+
+def _ufunc_method(ufunc, method, inputs, kwargs):
+    """``ufunc.reduce(x)`` and the other ufunc methods on tracked values: ``outer`` for
+    every ufunc with a rule, ``at`` refused, the rest from the registry's table."""
+    if ufunc in nondiff:
+        return getattr(ufunc, method)(*[_plain_all(a) for a in inputs],
+                                      **{k: _plain_all(v) for k, v in kwargs.items()})
+    if method == "at":
+        raise TypeError(
+            f"pullback: np.{ufunc.__name__}.at(a, indices, ...) updates a in place, which "
+            "cannot record a gradient. Write it out of place: for np.add.at, "
+            "a + pb.index_add(b, indices, a.shape) (repeated indices add up), or "
+            "np.where / np.concatenate to assemble the result."
+        )
+    if "out" in kwargs:
+        kwargs = _without_out(ufunc, kwargs)
+    if method == "outer" and ufunc.nin == 2:
+        a, b = inputs
+        # the outer product is the ufunc on broadcast operands, which has the ufunc's rule
+        return ufunc(np.reshape(a, shape_of(a) + (1,) * len(shape_of(b))), b, **kwargs)
+    impl = ufunc_methods.get((ufunc, method))
+    if impl is None:
+        raise NoRuleError(
+            f"pullback: no derivative rule for np.{ufunc.__name__}.{method} on a tracked "
+            "value; write it with the plain functions (np.sum, np.cumsum, np.outer, ...)"
+        )
+    return impl(*inputs, **kwargs)
+
+
+def primitive(fn):
+    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
+    registered with ``@pb.rrule(fn)`` gives its derivative.
+
+    >>> @pb.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> @pb.rrule(softplus)
+    ... def softplus_rule(x):
+    ...     def softplus_pullback(g):
+    ...         return (g / (1.0 + np.exp(-x)),)
+    ...     return softplus(x), softplus_pullback
+    >>> pb.grad(softplus)(0.0)
+    np.float64(0.5)
+    """
+    @functools.wraps(fn)
+    def primitive_wrapper(*args, **kwargs):
+        top, finished = top_level((args, tuple(kwargs.values())))
+        if top >= 0 or finished:
+            return apply(primitive_wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    primitive_wrapper._pb_primitive = True
+    primitive_wrapper._pb_body = fn
+    return primitive_wrapper
+
+
 # ---------------------------------------------------------------------------- tracked values
 
 class Tracked(ArrayMethods):
     """A value recorded by a gradient computation; NumPy functions accept it as an array.
 
     ``value`` is the plain value (or, under nested derivatives, a value tracked one level
-    down). Tracked values are immutable; operations make new ones.
+    down); ``args`` and ``rule`` say how it was computed (None for an input). Tracked
+    values are immutable; operations make new ones.
 
-    >>> pb.grad(lambda x: (print(type(x).__name__), np.sum(x))[1])(np.ones(2))  # Tracked
+    >>> pb.grad(lambda x: (print(type(x).__name__), np.sum(x))[1])(np.ones(2))
+    Tracked
+    array([1., 1.])
     """
 
     __slots__ = ("value", "level", "seq", "args", "rule")
@@ -139,17 +448,15 @@ class Tracked(ArrayMethods):
 
     # -- NumPy's dispatch protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__":
-            if not kwargs:
-                n = len(inputs)
-                if n == 1:
-                    return _unary(ufunc, inputs[0])
-                if n == 2:
-                    return _binary(ufunc, inputs[0], inputs[1])
-            else:
-                kwargs = _ufunc_kwargs(ufunc, kwargs)
-            return apply(ufunc, inputs, kwargs)
-        return _ufunc_method(ufunc, method, inputs, kwargs)
+        if method != "__call__":
+            return _ufunc_method(ufunc, method, inputs, kwargs)
+        if kwargs:
+            return _ufunc_call(ufunc, inputs, kwargs)
+        if len(inputs) == 1:
+            return _unary(ufunc, inputs[0])
+        if len(inputs) == 2:
+            return _binary(ufunc, inputs[0], inputs[1])
+        return apply(ufunc, inputs, {})
 
     def __array_function__(self, func, types, args, kwargs):
         return apply(func, args, kwargs)
@@ -212,7 +519,6 @@ class Tracked(ArrayMethods):
             "np.concatenate/np.stack to assemble pieces."
         )
 
-    # -- methods
     def astype(self, dtype, **kwargs):
         return apply(astype, (self, dtype), {})
 
@@ -300,46 +606,3 @@ class Tracked(ArrayMethods):
 
     def __ne__(self, other):
         return np.not_equal(plain(self), plain(other))
-
-
-def getitem(x, index):
-    """``x[index]`` as a function, so that indexing has a rule like any other."""
-    return x[index]
-
-
-def astype(x, dtype):
-    """``x.astype(dtype)`` as a function, so that casting has a rule."""
-    return x.astype(dtype)
-
-
-# Dispatch, the registry and the backward pass use the names above; they are imported last
-# so that the methods above find them, and ``from pullback.core import rrule, ...`` works.
-from .backward import FREED, backward_pass  # noqa: E402,F401
-from .dispatch import (  # noqa: E402,F401
-    _IN_PLACE,
-    _binary,
-    _scan,
-    _ufunc_kwargs,
-    _ufunc_method,
-    _unary,
-    apply,
-    no_grad,
-    ufunc_method,
-)
-from .registry import (  # noqa: E402,F401
-    MINUS_ONE,
-    ONE,
-    Elementwise,
-    NotImplementedCotangent,
-    Pick,
-    _name,
-    _nondiff,
-    _rules,
-    elementwise,
-    nondifferentiable,
-    not_implemented,
-    primitive,
-    registered_nondifferentiable,
-    registered_rules,
-    rrule,
-)

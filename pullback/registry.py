@@ -1,26 +1,85 @@
-"""The rule registry: ChainRules-style rrules, elementwise table rows, primitives and the
-list of non-differentiable functions. The library's own rules use exactly this API."""
+"""The rule table, as data: the bottom layer of pullback, importing NumPy only.
 
-import functools
+It holds the tables (``rules``, the non-differentiable set, the ufunc methods), the
+records a rule can be (an ``Elementwise`` row, an unbatched rule, a composite), the errors,
+``getitem``/``astype`` (indexing and casting as functions, so that they have rules like any
+other), and the registration functions rule authors call: ``rrule``, ``elementwise``,
+``linear``, ``composite``, ``nondifferentiable``, ``not_implemented``. Nothing here runs a
+rule; the engine above reads these tables.
+"""
+
 import operator
 import sys
 
 import numpy as np
 
-from .core import NoRuleError, Tracked, astype, getitem, plain
-from .dispatch import _scan, apply
+# ---------------------------------------------------------------------------- errors
 
-_rules = {}        # function -> rrule, or an Elementwise row
-_origin = {}       # function -> the module that registered its rule
-_nondiff = set()   # functions whose outputs are constants
+
+class NoRuleError(NotImplementedError):
+    """A function met a tracked value and no derivative rule is registered for it.
+
+    >>> pb.grad(lambda x: np.sum(np.histogram(x)[0]))(np.ones(3))
+    Traceback (most recent call last):
+    ...
+    pullback.registry.NoRuleError: pullback: no derivative rule for np.histogram, ...
+    """
+
+
+class LossError(ValueError):
+    """A loss is NaN or infinite (Tracker's losscheck; ``losscheck=False`` turns it off).
+
+    >>> pb.grad(lambda x: np.sum(np.log(x)))(np.array([-1.0]))
+    Traceback (most recent call last):
+    ...
+    pullback.registry.LossError: pullback: the loss of <lambda> is nan; ...
+    """
+
+
+class NestedDifferentiationError(RuntimeError):
+    """A rule marked ``nobacksies`` was differentiated a second time (see
+    ``pb.nobacksies``)."""
+
+
+# ---------------------------------------------------------------------------- the tables
+
+rules = {}          # function -> a general rrule, or an Elementwise / Unbatched / Composite
+origin = {}         # function -> the module that registered its rule
+nondiff = set()     # functions whose outputs are constants
+ufunc_methods = {}  # (ufunc, method) -> a function computing it with functions that have rules
+
+
+def getitem(x, index):
+    """``x[index]`` as a function, so that indexing has a rule like any other."""
+    return x[index]
+
+
+def astype(x, dtype):
+    """``x.astype(dtype)`` as a function, so that casting has a rule."""
+    return x.astype(dtype)
+
+
+# ---------------------------------------------------------------------------- records
+
+ONE = object()        # a local derivative of 1 (``add``'s), so the cotangent passes as it is
+MINUS_ONE = object()  # a local derivative of -1 (``subtract``'s second argument)
+
+# the arithmetic ufuncs run through Python's operators: the same result, and for NumPy
+# scalars many times faster than a ufunc call (bench/NOTES.md)
+_OPERATOR_FORMS = {
+    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+    np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
+    np.positive: operator.pos,
+}
 
 
 class Elementwise:
     """A table row: an elementwise function and its local derivative for each argument.
 
-    ``derivs[i](ans, *args)`` gives d ans / d args[i]; the pullback multiplies it into the
-    cotangent. ``ONE`` and ``MINUS_ONE`` mark the linear cases. Rows marked ``singular``
-    have derivatives that can be infinite: there a zero cotangent still gives zero.
+    ``derivs[i](ans, *args)`` gives d ans / d args[i], or is ``ONE``, ``MINUS_ONE`` or
+    ``None`` (no derivative). Rows marked ``singular`` have derivatives that can be
+    infinite: there a zero cotangent still gives zero. ``call`` is how the engine calls
+    the function (an operator where one exists).
     """
 
     __slots__ = ("func", "derivs", "singular", "call")
@@ -29,225 +88,39 @@ class Elementwise:
         self.func = func
         self.derivs = derivs
         self.singular = singular
-        # the arithmetic ufuncs run through Python's operators: the same result, and for
-        # NumPy scalars many times faster than a ufunc call
         self.call = _OPERATOR_FORMS.get(func, func)
 
     def __repr__(self):
-        return f"Elementwise({_name(self.func)})"
-
-    def backward(self, node, g):
-        """Pairs (input, cotangent) for the inputs tracked at the node's level."""
-        args = node.args
-        if len(args) == 1:  # the one argument is the node's input
-            a = args[0]
-            return ((a, self.cotangent(0, g, node.value, (a.value,))),)
-        level = node.level
-        if len(args) == 2:  # spelled out: this is the hot path of x * y, x + 1.0, ...
-            a, b = args
-            ta = isinstance(a, Tracked) and a.level == level
-            tb = isinstance(b, Tracked) and b.level == level
-            vals = (a.value if ta else a, b.value if tb else b)
-            if ta and tb:
-                return ((a, self.cotangent(0, g, node.value, vals)),
-                        (b, self.cotangent(1, g, node.value, vals)))
-            if ta:
-                return ((a, self.cotangent(0, g, node.value, vals)),)
-            return ((b, self.cotangent(1, g, node.value, vals)),)
-        vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
-        return [(a, self.cotangent(i, g, node.value, vals)) for i, a in enumerate(args)
-                if isinstance(a, Tracked) and a.level == level]
-
-    def cotangent(self, i, g, ans, vals):
-        d = self.derivs[i]
-        if d is ONE:
-            return g
-        if d is MINUS_ONE:
-            return -g
-        if d is None:
-            raise NoRuleError(
-                f"pullback: {_name(self.func)} is not differentiable with respect to "
-                f"argument {i}"
-            )
-        if self.singular:  # infinite derivatives are expected here: no warnings
-            with np.errstate(divide="ignore", invalid="ignore"):
-                local = d(ans, *vals)
-                if local.__class__ not in _REAL and is_complex(local):
-                    local = np.conjugate(local)
-                ct = g * local
-                if not np.all(np.isfinite(plain(local))):
-                    # a zero cotangent gives zero even where the derivative is infinite
-                    ct = np.where(plain(g) == 0, 0, ct)
-            return ct
-        local = d(ans, *vals)
-        if local.__class__ not in _REAL and is_complex(local):
-            local = np.conjugate(local)
-        return g * local
+        return f"Elementwise({name_of(self.func)})"
 
 
-_REAL = frozenset({np.float64, np.float32, float, int})
+class Unbatched:
+    """A general rule whose pullback takes no leading batch axes: the backward pass applies
+    its pullback once per slice of a batched cotangent."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule):
+        self.rule = rule
 
 
-ONE = object()
-MINUS_ONE = object()
-_OPERATOR_FORMS = {
-    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-    np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
-    np.positive: operator.pos,
-}
+class Composite:
+    """A function computed, on tracked values, by ``impl``: a function of functions that
+    have rules, so it needs no rule of its own."""
+
+    __slots__ = ("impl",)
+
+    def __init__(self, impl):
+        self.impl = impl
 
 
-def is_complex(v):
-    """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
-    if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
-        return True
-    dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind == "c"
+class Pick:
+    """The rule of output ``index`` of a function with several outputs."""
 
+    __slots__ = ("index",)
 
-def rrule(func, batched=True):
-    """Register a reverse rule for ``func`` (decorator).
-
-    The rule takes ``func``'s arguments and returns ``(out, pullback)``; ``pullback(g)``
-    returns one cotangent per positional argument (``None`` where there is none; a list
-    for an argument that is a list of arrays). Pullbacks compute with NumPy calls, so
-    they are differentiable again. A cotangent may carry extra leading batch axes; a rule
-    whose pullback cannot handle them says ``batched=False`` and is applied per slice.
-
-    >>> @pb.rrule(np.sinc)
-    ... def sinc_rule(x):
-    ...     ans = np.sinc(x)
-    ...     def sinc_pullback(g):
-    ...         return (g * (np.cos(np.pi * x) - ans) / x,)
-    ...     return ans, sinc_pullback
-    """
-    if not (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
-            or getattr(func, "_pb_primitive", False) or func in (getitem, astype)):
-        raise TypeError(
-            f"pullback.rrule: {_name(func)} is neither a NumPy function nor a "
-            "pullback.primitive, so calls to it cannot be intercepted; decorate it with "
-            "@pb.primitive first and register the rule for the decorated function"
-        )
-
-    origin = sys._getframe(1).f_globals.get("__name__", "")
-
-    def register(rule):
-        if not batched:
-            rule = _per_slice(rule)
-        _rules[func] = rule
-        _origin[func] = origin
-        _nondiff.discard(func)
-        return rule
-
-    return register
-
-
-def _per_slice(rule):
-    def unbatched_rule(*args, **kwargs):
-        out, pullback = rule(*args, **kwargs)
-        out_ndim = np.ndim(plain(out))
-
-        def per_slice_pullback(g):
-            nb = np.ndim(plain(g)) - out_ndim
-            if nb == 0:
-                return pullback(g)
-            flat = np.reshape(g, (-1,) + np.shape(plain(g))[nb:])
-            # a slice's entries may be thunks: run them here, where they are stacked
-            slices = [[c() if callable(c) else c for c in pullback(flat[i])]
-                      for i in range(len(flat))]
-            batch = np.shape(plain(g))[:nb]
-            cts = []
-            for parts in zip(*slices):
-                if all(p is None for p in parts):
-                    cts.append(None)
-                else:
-                    stacked = np.stack(parts)
-                    cts.append(np.reshape(stacked, batch + np.shape(plain(stacked))[1:]))
-            return tuple(cts)
-
-        per_slice_pullback.__qualname__ = getattr(pullback, "__qualname__", "pullback")
-        return out, per_slice_pullback
-
-    unbatched_rule.__qualname__ = getattr(rule, "__qualname__", "rule")
-    return unbatched_rule
-
-
-def elementwise(func, *derivs, singular=False):
-    """Declare an elementwise function by its local derivatives (a table row).
-
-    Each ``deriv(ans, *args)`` returns d ans / d arg; pass ``pb.core.ONE`` or
-    ``pb.core.MINUS_ONE`` for the linear cases and ``None`` for an argument with no
-    derivative. The engine reduces broadcast cotangents to each input's shape.
-
-    >>> pb.elementwise(np.exp, lambda ans, x: ans)
-    """
-    _rules[func] = Elementwise(func, derivs, singular)
-    _origin[func] = sys._getframe(1).f_globals.get("__name__", "")
-    _nondiff.discard(func)
-
-
-def nondifferentiable(*funcs):
-    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...):
-    on tracked values they return plain results.
-
-    >>> pb.nondifferentiable(np.floor, np.argmax)
-    """
-    for func in funcs:
-        _nondiff.add(func)
-        _rules.pop(func, None)
-
-
-def registered_rules(package="pullback"):
-    """The functions with a rule registered from modules of ``package`` (every rule for
-    ``package=None``)."""
-    return [f for f in _rules
-            if package is None or _origin.get(f, "").split(".")[0] == package]
-
-
-def registered_nondifferentiable():
-    return set(_nondiff)
-
-
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    """
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        if _has_tracked(args) or _has_tracked(kwargs.values()):
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_wrapper._pb_primitive = True
-    primitive_wrapper._pb_body = fn
-    return primitive_wrapper
-
-
-def _has_tracked(items):
-    top, dead = _scan(tuple(items))
-    return top >= 0 or dead
-
-
-def _name(func):
-    if isinstance(func, np.ufunc):
-        return f"np.{func.__name__}"
-    mod = getattr(func, "__module__", "") or ""
-    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
-    if mod.startswith("numpy"):
-        parts = mod.split(".")
-        sub = [p for p in parts[1:] if not p.startswith("_") and p not in ("core",)]
-        return ".".join(["np", *sub, name])
-    if mod.startswith("scipy"):
-        parts = [p for p in mod.split(".") if not p.startswith("_")]
-        return ".".join([*parts, name])
-    if func is getitem:
-        return "indexing (x[...])"
-    return f"{mod}.{name}" if mod else name
-
+    def __init__(self, index):
+        self.index = index
 
 
 class NotImplementedCotangent:
@@ -261,18 +134,183 @@ class NotImplementedCotangent:
 
 
 def not_implemented(reason):
-    """A cotangent entry saying the rule has no derivative for this argument.
+    """A cotangent entry saying the rule has no derivative for this argument; it raises
+    ``NoRuleError`` with ``reason`` only if that argument is tracked.
 
-    >>> return ans, lambda g: (g * w, pb.core.not_implemented("the probabilities q"))
+    >>> ct = pb.not_implemented("the probabilities q")     # in a pullback: (g * w, ct)
     """
     return NotImplementedCotangent(reason)
 
 
+# ---------------------------------------------------------------------------- registration
 
-class Pick:
-    """The rule of output ``index`` of a function with several outputs."""
+def _register(func, rule, depth=2):
+    rules[func] = rule
+    origin[func] = sys._getframe(depth).f_globals.get("__name__", "")
+    nondiff.discard(func)
 
-    __slots__ = ("index",)
 
-    def __init__(self, index):
-        self.index = index
+def _interceptable(func):
+    return (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
+            or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
+
+
+def rrule(func, batched=True):
+    """Register a reverse rule for ``func`` (decorator).
+
+    The rule takes ``func``'s arguments, with the differentiated ones one level down (plain
+    arrays at the first level), and returns ``(out, pullback)``. ``pullback(g)`` returns one
+    cotangent per positional argument: ``None`` where there is none, a list for an argument
+    that is a list of arrays, ``pb.not_implemented(reason)`` where no derivative exists, or
+    a function of no arguments (a thunk) that the engine calls only if that input needs its
+    cotangent. A cotangent may be the output's shape broadcast (the engine sums it down to
+    the input's shape, casts it to the input's dtype and takes the real part for a real
+    input).
+
+    The batch-axis contract: ``g`` may carry extra *leading* axes beyond the output's shape
+    (Jacobians and Hessians push a stack of cotangents through one pass), and each returned
+    cotangent must carry the same leading axes. Count axes from the end, or use ``...``. A
+    pullback that cannot is registered with ``batched=False`` and applied per slice.
+    Pullbacks compute with NumPy calls, so they are differentiable again.
+
+    >>> @pb.rrule(np.cbrt)
+    ... def cbrt_rule(x):
+    ...     ans = np.cbrt(x)
+    ...     def cbrt_pullback(g):
+    ...         return (g / (3 * ans ** 2),)
+    ...     return ans, cbrt_pullback
+    >>> pb.grad(np.cbrt)(8.0)
+    np.float64(0.08333333333333333)
+    """
+    if not _interceptable(func):
+        raise TypeError(
+            f"pullback.rrule: {name_of(func)} is neither a NumPy function nor a "
+            "pullback.primitive, so calls to it cannot be intercepted; decorate it with "
+            "@pb.primitive first and register the rule for the decorated function"
+        )
+
+    def register(rule):
+        if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
+            rule.registered_for = func
+        _register(func, rule if batched else Unbatched(rule))
+        return rule
+
+    return register
+
+
+def elementwise(func, *derivs, singular=False):
+    """Declare an elementwise function by its local derivatives (a table row).
+
+    Each ``deriv(ans, *args)`` returns d ans / d arg; pass ``pb.ONE`` or ``pb.MINUS_ONE``
+    for the linear cases and ``None`` for an argument with no derivative. The engine
+    reduces broadcast cotangents to each input's shape. ``singular=True`` says a
+    derivative can be infinite: a zero cotangent still gives zero there.
+
+    >>> pb.elementwise(np.exp2, lambda ans, x: ans * np.log(2.0))
+    >>> pb.grad(np.exp2)(1.0)
+    np.float64(1.3862943611198906)
+    """
+    _register(func, Elementwise(func, derivs, singular))
+
+
+def linear(func, transpose):
+    """Declare ``func``, linear in its first argument, by its transpose (JAX's
+    ``deflinear``). ``transpose(g, ans, x, *args, **kwargs)`` maps the output's cotangent
+    ``g`` (which may carry leading batch axes) to ``x``'s; ``ans`` is ``func``'s output and
+    the other arguments are those of the call, constants.
+
+    >>> pb.linear(np.fliplr, lambda g, ans, x: np.flip(g, -1))
+    >>> pb.grad(lambda x: np.fliplr(x)[0, 0] * 2.0)(np.ones((2, 2)))
+    array([[0., 2.],
+           [0., 0.]])
+    """
+    def linear_rule(x, *args, **kwargs):
+        ans = func(x, *args, **kwargs)
+
+        def linear_pullback(g):
+            return (transpose(g, ans, x, *args, **kwargs),) + (None,) * len(args)
+
+        return ans, linear_pullback
+
+    _register(func, linear_rule)
+
+
+def composite(func, impl):
+    """Declare that on tracked values ``func`` is computed by ``impl``, a function made of
+    functions that have rules: ``func`` needs no rule of its own (its derivatives are
+    those of ``impl``, to every order).
+
+    >>> pb.composite(np.flipud, lambda m: np.flip(m, 0))
+    >>> pb.grad(lambda x: np.flipud(x)[0] * 3.0)(np.array([1.0, 2.0]))
+    array([0., 3.])
+    """
+    _register(func, Composite(impl))
+
+
+def nondifferentiable(*funcs):
+    """Declare functions whose outputs are constants (comparisons, rounding, argmax ...):
+    on tracked values they return plain results.
+
+    >>> pb.nondifferentiable(np.floor, np.argmax)
+    >>> type(pb.param(np.array([1.0, 3.0])).argmax())
+    <class 'numpy.int64'>
+    """
+    for func in funcs:
+        nondiff.add(func)
+        rules.pop(func, None)
+
+
+def ufunc_method(ufunc, method):
+    """Declare how ``ufunc.method`` (``reduce``, ``accumulate``, ``reduceat``) is computed
+    on tracked values, in terms of functions that have rules (decorator). ``outer`` is
+    computed for every ufunc with a rule, and ``at`` is refused, by the engine itself.
+
+    >>> @pb.ufunc_method(np.maximum, "reduce")
+    ... def maximum_reduce(a, axis=0, **kwargs):
+    ...     return np.max(a, axis=axis, **kwargs)
+    """
+    def register(impl):
+        ufunc_methods[(ufunc, method)] = impl
+        return impl
+
+    return register
+
+
+def registered_rules(package="pullback"):
+    """The functions with a rule registered from modules of ``package`` (every rule for
+    ``package=None``).
+
+    >>> np.sin in pb.registered_rules()
+    True
+    """
+    return [f for f in rules
+            if package is None or origin.get(f, "").split(".")[0] == package]
+
+
+def registered_nondifferentiable():
+    """The functions declared non-differentiable.
+
+    >>> np.argmax in pb.registered_nondifferentiable()
+    True
+    """
+    return set(nondiff)
+
+
+def name_of(func):
+    """How messages name ``func``: ``np.linalg.solve``, ``scipy.special.gamma``, ...
+
+    >>> pb.name_of(np.linalg.solve), pb.name_of(np.sin)
+    ('np.linalg.solve', 'np.sin')
+    """
+    if isinstance(func, np.ufunc):
+        return f"np.{func.__name__}"
+    if func is getitem:
+        return "indexing (x[...])"
+    mod = getattr(func, "__module__", "") or ""
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    if mod.startswith("numpy"):
+        sub = [p for p in mod.split(".")[1:] if not p.startswith("_") and p != "core"]
+        return ".".join(["np", *sub, name])
+    if mod.startswith("scipy"):
+        return ".".join([*[p for p in mod.split(".") if not p.startswith("_")], name])
+    return f"{mod}.{name}" if mod else name

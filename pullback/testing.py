@@ -41,7 +41,7 @@ def _axpy(eps, v, x):
                                     for xi, vi in zip(lx, lv)])
 
 
-def check_grads(f, *args, order=1, eps=1e-6, rtol=1e-6, atol=1e-7, seed=0):
+def check_grads(f, *args, order=2, eps=1e-6, rtol=1e-6, atol=1e-7, seed=0):
     """Compare ``f``'s reverse-mode derivatives with central finite differences in float64.
 
     Along a random direction ``v`` and a random output cotangent ``u``, checks

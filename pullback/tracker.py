@@ -6,9 +6,8 @@ and adds the cotangents of the params it reaches into their ``.grad``.
 
 import numpy as np
 
-from .api import _scalar_loss, peel, strip, writeable
-from .backward import backward_pass
-from .core import Tracked, _live, plain, tracker_level
+from .backward import backward_pass, scalar_seed, strip, writeable
+from .core import Tracked, box_at, live_levels, plain, tracker_level
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 
@@ -60,7 +59,7 @@ def param(x):
 
 def _tracker_box(y):
     """The box of ``y`` at the outermost Tracker level it depends on."""
-    while isinstance(y, Tracked) and _live.get(y.level) != "tracker":
+    while isinstance(y, Tracked) and live_levels.get(y.level) != "tracker":
         y = y.value
     return y if isinstance(y, Tracked) else None
 
@@ -88,7 +87,7 @@ def backward(self, cotangent=None, retain_graph=False, losscheck=True):
                 "of that shape, e.g. y.backward(np.ones_like(y.value)); or reduce it to a "
                 "scalar loss first"
             )
-        seed = _scalar_loss(self, "backward()", losscheck)
+        seed = scalar_seed(self, "backward()", losscheck)
     else:
         seed = cotangent if isinstance(cotangent, Tracked) else np.asarray(cotangent)
         if np.shape(plain(seed)) != np.shape(plain(self)):
@@ -196,11 +195,11 @@ def gradient(fn, params, losscheck=True):
     """
     params = params if isinstance(params, Params) else Params(params)
     y = fn()
-    seed = _scalar_loss(y, "gradient()", losscheck)
+    seed = scalar_seed(y, "gradient()", losscheck)
     leaves = {}
     levels = sorted({p.level for p in params}, reverse=True)
     for level in levels:
-        node = peel(y, level)
+        node = box_at(y, level)
         if node is not None:
             leaves.update(backward_pass([node], [seed], (), True))
     pairs = []

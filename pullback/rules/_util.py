@@ -2,8 +2,7 @@
 
 import numpy as np
 
-from ..core import plain, shape_of  # noqa: F401  (shape_of is used by the rules)
-from ..registry import is_complex, rrule  # noqa: F401  (is_complex is used by the rules)
+from ..extend import is_complex, plain, primitive, rrule
 
 
 def batch_shape(g, out_ndim):
@@ -47,8 +46,6 @@ def intercept(owner, name):
     ``pullback.primitive`` around it, so that calls on tracked values reach its registered
     rule. Returns the wrapper, to register the rule for. Code that imported the function
     before pullback was imported keeps the original."""
-    from ..core import primitive
-
     fn = getattr(owner, name)
     if getattr(fn, "_pb_primitive", False):
         return fn

@@ -9,8 +9,8 @@ import functools
 
 import numpy as np
 
-from ..core import rrule
-from ._util import batch_shape, conj_if_complex, shape_of
+from ..extend import rrule, shape_of
+from ._util import batch_shape, conj_if_complex
 
 
 def _split_along(g, sizes, axis, ndim):

@@ -10,7 +10,7 @@ conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) a
 
 import numpy as np
 
-from ..core import MINUS_ONE, ONE, Tracked, elementwise, nondifferentiable, plain, rrule
+from ..extend import MINUS_ONE, ONE, Tracked, elementwise, nondifferentiable, plain, rrule
 from ._util import conj_if_complex
 
 LN2 = np.log(2.0)

@@ -15,8 +15,7 @@ the other bins twice, gets those weights inverted.
 
 import numpy as np
 
-from ..core import NoRuleError, rrule
-from ._util import shape_of
+from ..extend import NoRuleError, rrule, shape_of
 
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 

@@ -9,8 +9,7 @@ differentiable to every order.
 
 import numpy as np
 
-from ..core import Tracked, getitem, plain, primitive, rrule
-from ._util import shape_of
+from ..extend import Tracked, getitem, plain, primitive, rrule, shape_of
 
 
 def normalize_index(index, ndim):

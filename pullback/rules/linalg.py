@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ..core import Tracked, nondifferentiable, plain, rrule
-from ._util import batch_shape, conj_if_complex, rrule_if_present, shape_of
+from ..extend import Tracked, nondifferentiable, plain, rrule, shape_of
+from ._util import batch_shape, conj_if_complex, rrule_if_present
 
 
 def _mT(x):

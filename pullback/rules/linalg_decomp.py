@@ -13,8 +13,8 @@ on the loss); a loss of the values alone skips those terms and stays finite.
 
 import numpy as np
 
-from ..core import NoRuleError, plain, rrule
-from ._util import conj_if_complex, rrule_if_present, shape_of
+from ..extend import NoRuleError, plain, rrule, shape_of
+from ._util import conj_if_complex, rrule_if_present
 from .linalg import _H, _diag_embed, _hermitian_adjoint, _is_zero, _real, _svdvals_vjp
 
 # ---------------------------------------------------------------------------- cholesky

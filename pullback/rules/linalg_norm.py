@@ -10,8 +10,8 @@ are used.
 
 import numpy as np
 
-from ..core import plain, rrule
-from ._util import normalize_axes, rrule_if_present, shape_of, unreduce
+from ..extend import plain, rrule, shape_of
+from ._util import normalize_axes, rrule_if_present, unreduce
 from .linalg import _H, _matrices, _real
 
 

@@ -11,7 +11,7 @@ through the parameters.
 
 import numpy as np
 
-from ..core import nondifferentiable
+from ..extend import nondifferentiable
 
 nondifferentiable(
     # introspection

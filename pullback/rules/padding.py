@@ -11,8 +11,8 @@ summed cotangent of the padding to that element (ties share it equally).
 
 import numpy as np
 
-from ..core import NoRuleError, plain, rrule
-from ._util import batch_shape, shape_of
+from ..extend import NoRuleError, plain, rrule, shape_of
+from ._util import batch_shape
 
 _STAT = ("maximum", "minimum", "median")
 _SLICE = ("constant", "empty")  # the padding is a constant (or undefined): nothing flows

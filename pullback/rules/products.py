@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..core import Tracked, not_implemented, plain, rrule
-from ._util import batch_shape, conj_if_complex, rrule_if_present, shape_of
+from ..extend import Tracked, not_implemented, plain, rrule, shape_of
+from ._util import batch_shape, conj_if_complex, rrule_if_present
 from .indexing import index_add
 
 # einsum's labels; in the interleaved form, integer label i is _LABELS[i]

@@ -9,8 +9,8 @@ norm at 0).
 
 import numpy as np
 
-from ..core import plain, rrule, ufunc_method
-from ._util import conj_if_complex, normalize_axes, shape_of, unreduce
+from ..extend import plain, rrule, shape_of, ufunc_method
+from ._util import conj_if_complex, normalize_axes, unreduce
 from .scans import _cumprod_vjp, _no_out
 
 _NoValue = np._NoValue
@@ -325,35 +325,3 @@ def _reduce_method(func):
 
 for _ufunc, _func in _REDUCTIONS.items():
     ufunc_method(_ufunc, "reduce")(_reduce_method(_func))
-
-
-def _outer_method(ufunc):
-    def outer_method(a, b, **kwargs):
-        expanded = np.reshape(a, shape_of(a) + (1,) * len(shape_of(b)))
-        return ufunc(expanded, b, **kwargs)
-
-    outer_method.__qualname__ = f"{ufunc.__name__}_outer"
-    return outer_method
-
-
-def _at_method(ufunc):
-    def at_method(a, indices, b=None):
-        raise TypeError(
-            f"pullback: np.{ufunc.__name__}.at(a, indices, ...) updates a in place, which "
-            "cannot record a gradient. Write it out of place: for np.add.at, "
-            "a + pb.rules.indexing.index_add(b, indices, a.shape) (repeated indices add "
-            "up), or np.where / np.concatenate to assemble the result."
-        )
-
-    at_method.__qualname__ = f"{ufunc.__name__}_at"
-    return at_method
-
-
-# every binary ufunc: its outer product is the ufunc on broadcast operands, which
-# dispatches to its rule (or raises NoRuleError naming it)
-_UFUNCS = sorted({u for u in vars(np).values() if isinstance(u, np.ufunc)},
-                 key=lambda u: u.__name__)
-for _ufunc in _UFUNCS:
-    if _ufunc.nin == 2 and _ufunc.nout == 1:
-        ufunc_method(_ufunc, "outer")(_outer_method(_ufunc))
-    ufunc_method(_ufunc, "at")(_at_method(_ufunc))

@@ -8,8 +8,8 @@ order) where some are: see ``_cumprod_vjp``.
 
 import numpy as np
 
-from ..core import Tracked, plain, rrule, ufunc_method
-from ._util import conj_if_complex, shape_of
+from ..extend import Tracked, plain, rrule, shape_of, ufunc_method
+from ._util import conj_if_complex
 
 
 def _no_out(func, out):

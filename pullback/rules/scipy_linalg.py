@@ -13,8 +13,8 @@ import functools
 import numpy as np
 import scipy.linalg
 
-from ..core import NoRuleError, plain, rrule
-from ._util import conj_if_complex, intercept, shape_of
+from ..extend import NoRuleError, plain, rrule, shape_of
+from ._util import conj_if_complex, intercept
 from .linalg import (
     _H,
     _columns,

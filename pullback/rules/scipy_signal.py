@@ -13,8 +13,8 @@ The pullbacks use the caller's ``method``: direct and FFT evaluation are the sam
 import numpy as np
 import scipy.signal
 
-from ..core import rrule
-from ._util import conj_if_complex, intercept, shape_of
+from ..extend import rrule, shape_of
+from ._util import conj_if_complex, intercept
 
 convolve = intercept(scipy.signal, "convolve")
 correlate = intercept(scipy.signal, "correlate")

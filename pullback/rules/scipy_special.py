@@ -14,8 +14,8 @@ raises NoRuleError in the backward pass). ``scipy.special.sinc`` is ``np.sinc``
 import numpy as np
 from scipy import special
 
-from ..core import elementwise, plain, rrule
-from ._util import intercept, normalize_axes, shape_of, unreduce
+from ..extend import elementwise, plain, rrule, shape_of
+from ._util import intercept, normalize_axes, unreduce
 
 polygamma = intercept(special, "polygamma")
 multigammaln = intercept(special, "multigammaln")

@@ -28,8 +28,8 @@ import numpy as np
 import scipy.special as sc
 import scipy.stats as st
 
-from ..core import elementwise, plain, rrule
-from ._util import batch_shape, intercept, shape_of
+from ..extend import elementwise, plain, rrule, shape_of
+from ._util import batch_shape, intercept
 
 # ---------------------------------------------------------------------------- univariate
 

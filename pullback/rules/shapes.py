@@ -6,8 +6,8 @@ to the cotangent, with axes counted from the end so that leading batch axes are 
 
 import numpy as np
 
-from ..core import astype, plain, rrule
-from ._util import batch_shape, normalize_axes, shape_of
+from ..extend import astype, plain, rrule, shape_of
+from ._util import batch_shape, normalize_axes
 from .indexing import index_add
 
 

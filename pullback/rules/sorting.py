@@ -12,8 +12,8 @@ cotangent.
 
 import numpy as np
 
-from ..core import not_implemented, plain, rrule
-from ._util import normalize_axes, shape_of
+from ..extend import not_implemented, plain, rrule, shape_of
+from ._util import normalize_axes
 
 
 def _unpermute(g, perm, ax):

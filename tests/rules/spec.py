@@ -77,7 +77,7 @@ class Spec:
 
     @property
     def label(self):
-        return self.name or pb.core._name(self.func)
+        return self.name or pb.name_of(self.func)
 
 
 @dataclasses.dataclass
@@ -137,5 +137,5 @@ def check_constant(func, *args, **kwargs):
     got = func(*boxed, **kwargs)
     want = func(*args, **kwargs)
     for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
-        assert not isinstance(g, pb.Tracked), f"{pb.core._name(func)} returned a tracked value"
+        assert not isinstance(g, pb.Tracked), f"{pb.name_of(func)} returned a tracked value"
         np.testing.assert_array_equal(g, w)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.core import getitem
+from pullback.registry import getitem
 from pullback.rules.indexing import index_add
 
 from .spec import Spec, parametrize

@@ -6,7 +6,7 @@ import pkgutil
 
 import pullback as pb
 import tests.rules as rule_tests
-from pullback.core import registered_nondifferentiable, registered_rules
+from pullback.registry import registered_nondifferentiable, registered_rules
 
 
 def _modules():
@@ -22,7 +22,7 @@ def _specs():
 
 def test_every_rule_has_a_spec_row():
     covered = {id(s.func) for s in _specs()}
-    missing = [pb.core._name(f) for f in registered_rules() if id(f) not in covered]
+    missing = [pb.name_of(f) for f in registered_rules() if id(f) not in covered]
     assert not missing, f"registered rules without a spec row: {missing}"
 
 
@@ -34,7 +34,7 @@ def test_every_spec_names_a_registered_rule():
 
 def test_every_nondifferentiable_function_is_checked():
     listed = {id(f) for m in _modules() for f in getattr(m, "NONDIFF", [])}
-    missing = [pb.core._name(f) for f in registered_nondifferentiable() if id(f) not in listed]
+    missing = [pb.name_of(f) for f in registered_nondifferentiable() if id(f) not in listed]
     assert not missing, f"non-differentiable functions not checked for constant output: {missing}"
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.core import astype
+from pullback.registry import astype
 
 from .spec import BINARY, UNARY, Spec, parametrize
 

@@ -1,0 +1,244 @@
+"""For rule authors: the registration API in one place, and the tools that build nodes of
+their own (checkpoint, hook, stop_gradient, nobacksies). The library's own rules import
+from here, exactly as users do.
+
+The four rule forms, in the order to choose them: a table row (``elementwise``: the local
+derivatives), ``linear`` (the function and its transpose), ``composite`` (a function of
+functions that have rules: no rule of its own), and a general ``rrule`` with a named
+pullback. ``rrule``'s docstring states what a pullback receives and returns.
+"""
+
+import functools
+
+import numpy as np
+
+from .backward import Linearized, fname_of
+from .core import (
+    Tracked,
+    drop_finished,
+    is_complex,
+    live_levels,
+    no_grad,
+    plain,
+    primitive,
+    record,
+    shape_of,
+    state,
+    top_level,
+)
+from .registry import (
+    MINUS_ONE,
+    ONE,
+    NestedDifferentiationError,
+    NoRuleError,
+    astype,
+    composite,
+    elementwise,
+    getitem,
+    linear,
+    name_of,
+    nondifferentiable,
+    not_implemented,
+    rrule,
+    ufunc_method,
+)
+from .tree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    # registration
+    "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
+    "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
+    # what rules compute with
+    "Tracked", "plain", "shape_of", "is_complex", "getitem", "astype", "name_of",
+    "NoRuleError",
+    # nodes of one's own
+    "checkpoint", "hook", "stop_gradient", "nobacksies",
+]
+
+
+def _levels(tree):
+    """The live levels anywhere in the boxes of ``tree``'s leaves."""
+    found = set()
+    for x in tree_flatten(tree)[0]:
+        while isinstance(x, Tracked):
+            if x.level in live_levels:
+                found.add(x.level)
+            x = x.value
+    return found
+
+
+# ---------------------------------------------------------------------------- checkpoint
+
+def checkpoint(f):
+    """``f`` with the same values and gradients, whose intermediates are not kept: the
+    graph records one node per call, and the backward pass runs ``f`` again (with NumPy's
+    global random state as it was) to pull back through it. Over a chain of ``n`` layers,
+    checkpointing segments of about ``sqrt(n)`` layers holds about ``sqrt(n)`` layers'
+    intermediates instead of ``n``.
+
+    Every tracked value ``f`` uses must reach it as an argument (pytrees are fine): a
+    tracked value it closes over raises TypeError.
+
+    >>> block = pb.checkpoint(lambda h, W: np.tanh(h @ W))
+    >>> x, W = np.ones((2, 3)), np.full((3, 3), 0.1)
+    >>> g = pb.grad(lambda W: np.sum(block(block(x, W), W)))(W)
+    >>> g.shape
+    (3, 3)
+    """
+    fname = fname_of(f)
+
+    @functools.wraps(f)
+    def checkpointed(*args, **kwargs):
+        if state.no_grad:
+            return f(*args, **kwargs)
+        leaves, treedef = tree_flatten((args, kwargs))
+        leaves = [drop_finished(x) for x in leaves]
+        top = top_level(leaves)[0]
+        if top < 0:
+            return f(*args, **kwargs)
+        mine = [k for k, x in enumerate(leaves) if isinstance(x, Tracked) and x.level == top]
+        vals = [x.value if k in mine else x for k, x in enumerate(leaves)]
+
+        def run(*flat):
+            a, kw = tree_unflatten(treedef, list(flat))
+            return f(*a, **kw)
+
+        random_state = np.random.get_state()
+        out = run(*vals)
+        outs, out_def = tree_flatten(out)
+        if any(lvl >= top for lvl in _levels(outs)):
+            raise TypeError(
+                f"pullback: checkpoint({fname}): the function uses a tracked value that is "
+                "not one of its arguments (a closure or a global); pass it as an argument"
+            )
+        several = not (len(outs) == 1 and out_def is None)
+
+        def checkpoint_pullback(g):
+            gs = list(g) if several else [g]
+            now = np.random.get_state()
+            np.random.set_state(random_state)
+            try:
+                lin = Linearized(run, vals, {}, mine)
+            finally:
+                np.random.set_state(now)
+            again = tree_flatten(lin.out)[0]
+            batch = next((shape_of(s)[:len(shape_of(s)) - len(shape_of(o))]
+                          for o, s in zip(again, gs) if s is not None), ())
+            found = lin.pull_leaves(again, gs, batch, retain_graph=False)
+            cts = [None] * len(leaves)
+            for k, (ct,) in zip(mine, found):
+                cts[k] = ct
+            return tuple(cts)
+
+        if not several:
+            return record(out, checkpoint_pullback, top, tuple(leaves))
+        return tree_unflatten(out_def, list(record(tuple(outs), checkpoint_pullback, top,
+                                                   tuple(leaves))))
+
+    return checkpointed
+
+
+# ------------------------------------------------------------- hook, stop_gradient, nobacksies
+
+def hook(fn, x):
+    """``x`` itself, except that on the way back the cotangent of ``x`` is ``fn`` of the
+    cotangent of the result (at every level of nested differentiation). ``fn`` gets a
+    cotangent that may carry leading batch axes (Jacobians), so write it elementwise or
+    with ``...``; it must use NumPy calls for its result to be differentiable again.
+
+    >>> clipped = lambda x: pb.hook(lambda g: np.clip(g, -1.0, 1.0), x)
+    >>> pb.grad(lambda x: np.sum(5.0 * clipped(x)))(np.zeros(2))
+    array([1., 1.])
+    """
+    if state.no_grad:
+        return plain(x)
+    x = drop_finished(x)
+    if not isinstance(x, Tracked):
+        return x
+
+    def hook_pullback(g):
+        return (fn(g),)
+
+    return record(hook(fn, x.value), hook_pullback, x.level, (x,))
+
+
+def stop_gradient(x):
+    """``x`` as a constant: the plain value under every box, so no gradient flows through
+    it at any level (Tracker's ``data(x)``). Works on pytrees.
+
+    >>> pb.grad(lambda x: x * pb.stop_gradient(x))(3.0)
+    np.float64(3.0)
+    """
+    return tree_map(plain, x)
+
+
+def nobacksies(rule):
+    """Mark a rule whose pullback must not be differentiated again (decorator, under
+    ``@pb.rrule(f)``): first derivatives work, and the pullback runs on plain values (so
+    it may call anything); differentiating its result (a second derivative of ``f``, or
+    forward mode, which differentiates pullbacks) raises NestedDifferentiationError
+    naming ``f``.
+
+    >>> @pb.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> @pb.rrule(softplus)
+    ... @pb.nobacksies
+    ... def softplus_rule(x):
+    ...     def softplus_pullback(g):
+    ...         return (g / (1.0 + np.exp(-x)),)
+    ...     return softplus(x), softplus_pullback
+    >>> pb.grad(softplus)(0.0)
+    np.float64(0.5)
+    >>> pb.grad(pb.grad(softplus))(0.0)
+    Traceback (most recent call last):
+    ...
+    pullback.registry.NestedDifferentiationError: pullback: the rule for softplus is ...
+    """
+
+    @functools.wraps(rule)
+    def nobacksies_rule(*args, **kwargs):
+        out, pullback = rule(*args, **kwargs)
+        below = _levels((args, kwargs))
+
+        def nobacksies_pullback(g):
+            levels = sorted(lvl for lvl in below | _levels(g) if lvl in live_levels)
+            with no_grad():
+                cts = pullback(tree_map(plain, g))
+            name = name_of(nobacksies_rule.registered_for)
+            return tuple(_poison(c, levels, name) for c in cts)
+
+        return out, nobacksies_pullback
+
+    # the function the rule is registered for: rrule fills it in, for the error message
+    nobacksies_rule.registered_for = rule
+    return nobacksies_rule
+
+
+def _poison(ct, levels, name):
+    """``ct`` boxed at ``levels`` by nodes whose pullback raises (a thunk stays a thunk,
+    run without recording)."""
+    if ct is None:
+        return None
+    if callable(ct):
+        def nobacksies_thunk():
+            with no_grad():
+                value = ct()
+            return _poison(value, levels, name)
+
+        return nobacksies_thunk
+    if type(ct) in (list, tuple):
+        return type(ct)(_poison(c, levels, name) for c in ct)
+
+    def nobacksies_raise(g):
+        raise NestedDifferentiationError(
+            f"pullback: the rule for {name} is marked nobacksies, so its pullback cannot be "
+            "differentiated again (a second derivative, or forward mode, of it was asked for)"
+        )
+
+    if levels:
+        ct = np.asarray(ct)
+    for level in levels:
+        ct = Tracked(ct, level, (), nobacksies_raise)
+    return ct
+

@@ -1,0 +1,86 @@
+"""The engine's modules import one way: no module-level import cycle in ``pullback/``."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pullback"
+
+
+def _module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path):
+    """The pullback modules ``path`` imports at module level (not inside functions)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.startswith("pullback"):
+                candidates = [mod] + [f"{mod}.{a.name}" for a in node.names]
+                found.update(candidates)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pullback"))
+    return found
+
+
+def _graph():
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {m: {d for d in _top_level_imports(p) if d in modules and d != m}
+            for m, p in modules.items()}
+
+
+def _cycle(graph):
+    """One import cycle as a list of modules, or None."""
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == "open":
+                return stack[stack.index(d):] + [d]
+            if d not in state:
+                found = visit(d)
+                if found:
+                    return found
+        state[m] = "done"
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_module_level_import_cycle():
+    cycle = _cycle(_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_engine_layers_import_only_from_below():
+    graph = _graph()
+    below = {
+        "pullback.registry": set(),
+        "pullback.methods": set(),
+        "pullback.tree": set(),
+        "pullback.core": {"pullback.registry", "pullback.methods"},
+        "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree"},
+    }
+    for module, allowed in below.items():
+        assert graph[module] <= allowed, f"{module} imports {graph[module] - allowed}"
