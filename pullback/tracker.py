@@ -29,7 +29,9 @@ class Param(Tracked):
     def zero_grad(self):
         """Reset ``.grad`` to zeros (in place where it is a plain array).
 
-        >>> W.zero_grad()
+        >>> W = pb.param(np.ones(2)); np.sum(W * 3.0).backward()
+        >>> W.zero_grad(); W.grad
+        array([0., 0.])
         """
         if type(self.grad) is np.ndarray:
             self.grad[...] = 0
@@ -44,8 +46,8 @@ def param(x):
     """A tracked leaf holding a copy of ``x`` as floating point: use it in plain NumPy
     code, call ``.backward()`` on the loss, and read ``.grad``.
 
-    >>> W = pb.param(np.random.randn(3, 2))
-    >>> loss = np.sum(np.tanh(x @ W)); loss.backward(); W.grad.shape
+    >>> W = pb.param(np.full((3, 2), 0.5))
+    >>> loss = np.sum(np.tanh(np.ones((4, 3)) @ W)); loss.backward(); W.grad.shape
     (3, 2)
     """
     if isinstance(x, Tracked):
@@ -76,7 +78,9 @@ def backward(self, cotangent=None, retain_graph=False, losscheck=True):
     their ``.grad`` (Tracker's ``back!``). A non-scalar value needs an explicit
     ``cotangent``. The graph is freed unless ``retain_graph=True``.
 
-    >>> loss = np.sum((x @ W - y) ** 2); loss.backward(); W.grad
+    >>> W = pb.param(np.array([1.0, 2.0]))
+    >>> loss = np.sum(W ** 2); loss.backward(); W.grad
+    array([2., 4.])
     """
     node = _tracker_box(self)
     if cotangent is None:
@@ -119,7 +123,8 @@ Tracked.grad = property(_grad_of_nonparam)
 class Params:
     """An ordered set of params, compared by identity (Tracker's ``Params``).
 
-    >>> ps = pb.Params([W, b]); len(ps)
+    >>> W, b = pb.param(np.ones(2)), pb.param(0.0)
+    >>> ps = pb.Params([W, b, W]); len(ps)
     2
     """
 
@@ -154,7 +159,10 @@ class Params:
 class Grads:
     """Gradients keyed by param (by identity): ``gs[W]``.
 
-    >>> gs = pb.gradient(lambda: loss(W, b), pb.Params([W, b])); gs[W].shape
+    >>> W, b = pb.param(np.ones(2)), pb.param(0.5)
+    >>> gs = pb.gradient(lambda: np.sum(W * b), pb.Params([W, b]))
+    >>> gs[W], gs[b]
+    (array([0.5, 0.5]), array(2.))
     """
 
     def __init__(self, pairs):
@@ -191,7 +199,9 @@ def gradient(fn, params, losscheck=True):
     """Out-of-place gradients of the scalar ``fn()`` with respect to ``params``, as a
     ``Grads``; the params' ``.grad`` is left alone (Tracker's ``gradient``).
 
+    >>> W = pb.param(np.array([1.0, -1.0]))
     >>> gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W])); gs[W]
+    array([ 2., -2.])
     """
     params = params if isinstance(params, Params) else Params(params)
     y = fn()
@@ -213,7 +223,9 @@ def update(x, delta):
     """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
     ``update!``). Returns ``x``.
 
-    >>> pb.update(W, -0.1 * W.grad)
+    >>> W = pb.param(np.array([1.0, 2.0])); np.sum(W ** 2).backward()
+    >>> pb.update(W, -0.25 * W.grad).value
+    array([0.5, 1. ])
     """
     if not isinstance(x, Param):
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")

@@ -35,7 +35,9 @@ def _build(spec, it):
 def tree_flatten(tree):
     """``(leaves, treedef)``: the leaves in order, and the structure to rebuild them.
 
-    >>> leaves, treedef = tree_flatten({"W": W, "b": (b1, b2)})   # leaves == [W, b1, b2]
+    >>> leaves, treedef = pb.tree_flatten({"W": np.ones(2), "b": (0.5, 1.5)})
+    >>> leaves
+    [array([1., 1.]), 0.5, 1.5]
     """
     leaves = []
     treedef = _walk(tree, leaves)
@@ -45,7 +47,9 @@ def tree_flatten(tree):
 def tree_unflatten(treedef, leaves):
     """Rebuild the structure ``treedef`` with ``leaves`` in order.
 
-    >>> tree_unflatten(treedef, [2 * W, b1, b2])   # {"W": 2 * W, "b": (b1, b2)}
+    >>> leaves, treedef = pb.tree_flatten({"W": np.ones(2), "b": (0.5, 1.5)})
+    >>> pb.tree_unflatten(treedef, [2 * leaves[0], 0.0, 1.0])
+    {'W': array([2., 2.]), 'b': (0.0, 1.0)}
     """
     return _build(treedef, iter(leaves))
 
@@ -53,7 +57,8 @@ def tree_unflatten(treedef, leaves):
 def tree_map(fn, tree):
     """``tree`` with ``fn`` applied to every leaf.
 
-    >>> tree_map(np.zeros_like, {"W": W, "b": b})
+    >>> pb.tree_map(np.zeros_like, {"W": np.ones(2), "b": (np.ones(1),)})
+    {'W': array([0., 0.]), 'b': (array([0.]),)}
     """
     leaves, treedef = tree_flatten(tree)
     return tree_unflatten(treedef, [fn(x) for x in leaves])

@@ -1,23 +1,58 @@
-"""Every registered rule has a spec row, every spec names a registered rule, and every
-function declared non-differentiable is checked to give constants."""
+"""The one generic test over every spec table: each row of every ``SPECS`` in
+``tests/rules/test_<area>.py`` is checked (value, derivatives against finite differences,
+batched pullbacks), each ``NONDIFF`` entry is called on tracked values and must give
+NumPy's constant; and the tables must cover the registry exactly."""
 
 import importlib
 import pkgutil
+
+import pytest
 
 import pullback as pb
 import tests.rules as rule_tests
 from pullback.registry import registered_nondifferentiable, registered_rules
 
+from .spec import check_constant
+
 
 def _modules():
     for info in pkgutil.iter_modules(rule_tests.__path__):
         if info.name.startswith("test_") and info.name != "test_registry":
-            yield importlib.import_module(f"tests.rules.{info.name}")
+            try:
+                yield importlib.import_module(f"tests.rules.{info.name}")
+            except ImportError:  # an optional extra (SciPy) is not installed
+                continue
+
+
+MODULES = list(_modules())
 
 
 def _specs():
     # rows for functions this NumPy lacks are dropped, as their rules are
-    return [s for m in _modules() for s in getattr(m, "SPECS", []) if s.func is not None]
+    return [s for m in MODULES for s in getattr(m, "SPECS", []) if s.func is not None]
+
+
+def _nondiff():
+    pairs = []
+    for m in MODULES:
+        table = getattr(m, "NONDIFF", [])
+        pairs.extend(table.items() if isinstance(table, dict) else table)
+    return pairs
+
+
+CASES = [c for s in _specs() for c in s.cases()]
+CONSTANTS = _nondiff()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule(case):
+    case.check()
+
+
+@pytest.mark.parametrize("func,call", CONSTANTS,
+                         ids=[f"{pb.name_of(f)}-{k}" for k, (f, _) in enumerate(CONSTANTS)])
+def test_nondifferentiable_outputs_are_constants(func, call):
+    check_constant(func, call)
 
 
 def test_every_rule_has_a_spec_row():
@@ -33,9 +68,15 @@ def test_every_spec_names_a_registered_rule():
 
 
 def test_every_nondifferentiable_function_is_checked():
-    listed = {id(f) for m in _modules() for f in getattr(m, "NONDIFF", [])}
+    listed = {id(f) for f, _ in CONSTANTS}
     missing = [pb.name_of(f) for f in registered_nondifferentiable() if id(f) not in listed]
     assert not missing, f"non-differentiable functions not checked for constant output: {missing}"
+
+
+def test_every_checked_constant_is_declared_non_differentiable():
+    declared = {id(f) for f in registered_nondifferentiable()}
+    stray = [pb.name_of(f) for f, _ in CONSTANTS if id(f) not in declared]
+    assert not stray, f"NONDIFF entries for functions not declared non-differentiable: {stray}"
 
 
 def test_smooth_rows_say_why_they_stop_at_first_order():

@@ -4,7 +4,7 @@ import scipy.linalg as sl
 
 import pullback as pb
 
-from .spec import Spec, parametrize
+from .spec import Spec
 from .test_linalg import csquare, spd, square
 from .test_linalg_decomp import hpd, sym
 
@@ -94,10 +94,6 @@ SPECS = [
          name="cholesky(complex)"),
 ]
 
-
-@parametrize(SPECS)
-def test_rule(case):
-    case.check()
 
 
 def test_eigh_of_a_subset_raises():
