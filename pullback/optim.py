@@ -1,0 +1,404 @@
+"""First-order optimizers with PyTorch's update equations, in two faces.
+
+Functional, over any pytree of arrays (optax's shape): ``state = opt.init(params)``, then
+``params, state = opt.update(params, grads, state)``, which returns new params and a new
+state and never changes its inputs.
+
+Tracker (Flux's ``update!(opt, ps, gs)``): ``opt.step(ps, gs)`` changes each ``pb.param``
+in place through ``pb.update`` (which also resets its ``.grad``); without ``gs`` it uses
+each param's ``.grad``, as ``torch.optim`` does. The optimizer keeps each param's
+buffers, keyed by the param itself.
+
+``lr`` is a float or a schedule: a callable of the step count (the number of updates
+already made, starting at 0) returning a float. Params keep their dtype (float32 stays
+float32).
+"""
+
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from .core import plain
+from .tracker import Grads, Param
+from .tracker import update as update_param
+from .tree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = [
+    "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "OptState", "update",
+    "exponential_decay", "cosine_decay",
+]
+
+
+class OptState(NamedTuple):
+    """An optimizer's state for ``opt.update``: ``count``, the number of updates made, and
+    ``buffers``, a dict from buffer name (PyTorch's: ``"momentum_buffer"``, ``"exp_avg"``,
+    ``"exp_avg_sq"``, ``"square_avg"``) to a pytree of the params' structure. It is a
+    pytree itself.
+
+    >>> state = pb.optim.Adam(0.1).init({"w": np.zeros(2)})
+    >>> state.count, sorted(state.buffers)
+    (0, ['exp_avg', 'exp_avg_sq'])
+    """
+
+    count: int
+    buffers: dict
+
+
+# ---------------------------------------------------------------------------- checks
+
+def _number(value, name, low=0.0, high=math.inf, high_open=False):
+    """``value`` as a float, checked to lie in ``[low, high]`` (``[low, high)`` when
+    ``high_open``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"pullback: {name} must be a real number, got {value!r}")
+    value = float(value)
+    if not (low <= value and (value < high if high_open else value <= high)):
+        bracket = ")" if high_open else "]"
+        raise ValueError(f"pullback: {name} must lie in [{low}, {high}{bracket}, got {value}")
+    return value
+
+
+def _schedule(lr):
+    """``lr`` as a function of the step count."""
+    if callable(lr):
+        return lr
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
+        raise TypeError(
+            f"pullback: lr must be a float or a schedule (a callable of the step count "
+            f"returning a float), got {type(lr).__name__}"
+        )
+    lr = _number(lr, "lr")
+    return lambda count: lr
+
+
+def _lr_at(schedule, count):
+    lr = schedule(count)
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr):
+        raise TypeError(
+            f"pullback: the lr schedule returned {lr!r} at step {count}; it must return a "
+            "finite float"
+        )
+    return float(lr)  # a Python float: it keeps float32 params float32
+
+
+def _real_float(x, what):
+    dtype = np.result_type(plain(x))
+    if dtype.kind != "f":
+        raise TypeError(
+            f"pullback: an optimizer updates real floating-point values; {what} has dtype "
+            f"{dtype}. Make it float (np.asarray(x, dtype=float))"
+        )
+    return dtype
+
+
+def _gradient(g, x, what):
+    """``g`` checked against the param ``x`` and cast to its dtype."""
+    if g is None:
+        raise ValueError(f"pullback: no gradient for {what}; give one for every param")
+    shape, gshape = np.shape(plain(x)), np.shape(plain(g))
+    if gshape != shape:
+        raise ValueError(
+            f"pullback: the gradient of {what} has shape {gshape}, the param {shape}"
+        )
+    dtype = _real_float(x, what)
+    if type(g) is np.ndarray and g.dtype != dtype:
+        g = g.astype(dtype)
+    elif isinstance(g, numbers.Number):
+        g = dtype.type(g)
+    return g
+
+
+# ---------------------------------------------------------------------------- the optimizers
+
+class Optimizer:
+    """What every optimizer shares: ``init``/``update`` on pytrees, ``step`` on params.
+    A subclass names its ``buffers`` and gives ``_step(x, g, buffers, lr, count)``, which
+    returns the change of ``x`` and the new buffers, computed without writing to any
+    input."""
+
+    buffers = ()
+
+    def __init__(self, lr):
+        self.lr = _schedule(lr)
+        self._slots = {}  # id(param) -> (param, count, buffers): the Tracker face's state
+        self.count = 0  # the number of step() calls made
+
+    # -- the functional face
+
+    def init(self, params):
+        """The state for ``update``: step count 0 and zero buffers shaped as ``params``."""
+        leaves, _ = tree_flatten(params)
+        for i, x in enumerate(leaves):
+            _real_float(x, f"leaf {i} of params")
+        zeros = lambda x: np.zeros_like(plain(x))
+        return OptState(0, {name: tree_map(zeros, params) for name in self.buffers})
+
+    def update(self, params, grads, state):
+        """One step: ``(new_params, new_state)``; ``params``, ``grads`` and ``state`` are
+        left as they were. ``grads`` has the structure of ``params``."""
+        leaves, treedef = tree_flatten(params)
+        gleaves, gdef = tree_flatten(grads)
+        if gdef != treedef:
+            raise ValueError(
+                f"pullback: grads must have the structure of params (the same keys, lengths "
+                f"and nesting); params have {len(leaves)} leaves, grads {len(gleaves)}"
+            )
+        if not isinstance(state, OptState) or set(state.buffers) != set(self.buffers):
+            raise TypeError(
+                f"pullback: state must come from this optimizer's init, with buffers "
+                f"{sorted(self.buffers)}; call {type(self).__name__}.init(params)"
+            )
+        slots = {name: tree_flatten(tree)[0] for name, tree in state.buffers.items()}
+        lr = _lr_at(self.lr, state.count)
+        new_leaves, new_slots = [], {name: [] for name in self.buffers}
+        for i, (x, g) in enumerate(zip(leaves, gleaves)):
+            g = _gradient(g, x, f"leaf {i} of params")
+            delta, bufs = self._step(x, g, {n: slots[n][i] for n in self.buffers}, lr,
+                                     state.count)
+            new_leaves.append(x + delta)
+            for name in self.buffers:
+                new_slots[name].append(bufs[name])
+        buffers = {name: tree_unflatten(treedef, new_slots[name]) for name in self.buffers}
+        return tree_unflatten(treedef, new_leaves), OptState(state.count + 1, buffers)
+
+    # -- the Tracker face
+
+    def step(self, ps, gs=None):
+        """Update each param of ``ps`` (a ``pb.Params`` or an iterable of ``pb.param``) in
+        place with its gradient in ``gs`` (a ``pb.Grads``), or its ``.grad`` when ``gs`` is
+        None; each ``.grad`` is reset. Returns ``ps``."""
+        if isinstance(ps, Param):
+            raise TypeError("pullback: step() takes a list or a pb.Params of params: step([W])")
+        if gs is not None and not isinstance(gs, Grads):
+            raise TypeError(
+                f"pullback: gs must be a pb.Grads (from pb.gradient), got {type(gs).__name__}"
+            )
+        params = list(ps)
+        for p in params:
+            if not isinstance(p, Param):
+                raise TypeError(
+                    f"pullback: step() updates values made with pb.param, got "
+                    f"{type(p).__name__}; use opt.update(params, grads, state) for arrays"
+                )
+        lr = _lr_at(self.lr, self.count)
+        for p in params:
+            what = f"the param of shape {np.shape(plain(p))}"
+            if gs is None:
+                g = p.grad
+            elif p in gs:
+                g = gs[p]
+            else:
+                raise KeyError(
+                    f"pullback: gs has no gradient for {what}; take gs with "
+                    "pb.gradient(loss, ps) over the same params, or call step(ps) to use .grad"
+                )
+            g = _gradient(plain(g), p, what)
+            x = plain(p)
+            _, count, buffers = self._slots.get(id(p), (p, 0, None))
+            if buffers is None:
+                buffers = {name: np.zeros_like(x) for name in self.buffers}
+            delta, buffers = self._step(x, g, buffers, lr, count)
+            self._slots[id(p)] = (p, count + 1, buffers)  # holding p keeps its id unique
+            update_param(p, np.asarray(delta, dtype=np.result_type(x)))
+        self.count += 1
+        return ps
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as ``torch.optim.SGD`` (no dampening). With
+    ``g = grad + weight_decay * x`` and the momentum buffer ``b`` (zero at first):
+
+    - ``momentum == 0``: ``x <- x - lr * g``
+    - otherwise ``b <- momentum * b + g`` and ``x <- x - lr * b``, or with
+      ``nesterov=True`` ``x <- x - lr * (g + momentum * b)``.
+
+    >>> opt = pb.optim.SGD(0.1)
+    >>> params, state = opt.update({"w": np.array([1.0, 2.0])}, {"w": np.array([1.0, -1.0])},
+    ...                            opt.init({"w": np.zeros(2)}))
+    >>> params
+    {'w': array([0.9, 2.1])}
+    """
+
+    def __init__(self, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
+        super().__init__(lr)
+        self.momentum = _number(momentum, "momentum")
+        self.nesterov = bool(nesterov)
+        self.weight_decay = _number(weight_decay, "weight_decay")
+        if self.nesterov and self.momentum == 0:
+            raise ValueError("pullback: nesterov=True needs a momentum > 0")
+        self.buffers = ("momentum_buffer",) if self.momentum else ()
+
+    def _step(self, x, g, buffers, lr, count):
+        if self.weight_decay:
+            g = g + self.weight_decay * x
+        if not self.momentum:
+            return -lr * g, {}
+        b = self.momentum * buffers["momentum_buffer"] + g
+        d = g + self.momentum * b if self.nesterov else b
+        return -lr * d, {"momentum_buffer": b}
+
+
+class Momentum(SGD):
+    """Heavy-ball momentum: ``SGD(lr, momentum=momentum)``, that is ``b <- momentum * b +
+    grad`` and ``x <- x - lr * b``.
+
+    >>> W = pb.param(np.array([1.0, 2.0]))
+    >>> opt = pb.optim.Momentum(0.1, momentum=0.5)
+    >>> for _ in range(2):
+    ...     np.sum(W ** 2).backward(); _ = opt.step([W])
+    >>> print(W.value)
+    [0.54 1.08]
+    """
+
+    def __init__(self, lr, momentum=0.9):
+        super().__init__(lr, momentum=momentum)
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam``: with ``g = grad + weight_decay * x`` (an L2 penalty
+    added to the gradient) and ``t`` the step number counted from 1,
+
+    ``m <- b1 * m + (1 - b1) * g``, ``v <- b2 * v + (1 - b2) * g**2``,
+    ``x <- x - lr / (1 - b1**t) * m / (sqrt(v) / sqrt(1 - b2**t) + eps)``.
+
+    >>> opt = pb.optim.Adam(0.1)
+    >>> x, state = opt.update(np.array([1.0, 2.0]), np.array([3.0, -0.5]),
+    ...                       opt.init(np.zeros(2)))
+    >>> print(x)   # the first step moves each entry by lr against the gradient's sign
+    [0.9 2.1]
+    """
+
+    buffers = ("exp_avg", "exp_avg_sq")
+
+    def __init__(self, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0):
+        super().__init__(lr)
+        self.b1 = _number(b1, "b1", high=1.0, high_open=True)
+        self.b2 = _number(b2, "b2", high=1.0, high_open=True)
+        self.eps = _number(eps, "eps")
+        self.weight_decay = _number(weight_decay, "weight_decay")
+
+    def _direction(self, g, buffers, count):
+        """The new buffers and ``m_hat / (sqrt(v_hat) + eps)`` written as PyTorch does."""
+        t = count + 1
+        m = self.b1 * buffers["exp_avg"] + (1 - self.b1) * g
+        v = self.b2 * buffers["exp_avg_sq"] + (1 - self.b2) * g * g
+        denom = np.sqrt(v) / math.sqrt(1 - self.b2 ** t) + self.eps
+        return m / (1 - self.b1 ** t) / denom, {"exp_avg": m, "exp_avg_sq": v}
+
+    def _step(self, x, g, buffers, lr, count):
+        if self.weight_decay:
+            g = g + self.weight_decay * x
+        d, buffers = self._direction(g, buffers, count)
+        return -lr * d, buffers
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay, as ``torch.optim.AdamW`` and ``optax.adamw``:
+    ``x <- x - lr * weight_decay * x - lr * m_hat / (sqrt(v_hat) + eps)``, with ``m`` and
+    ``v`` the moments of the raw gradient (as in ``Adam``, with no L2 term).
+
+    >>> opt = pb.optim.AdamW(0.1, weight_decay=0.5)
+    >>> x, state = opt.update(np.array([2.0]), np.array([0.0]), opt.init(np.zeros(1)))
+    >>> print(x)   # a zero gradient: only the decay, 2 - 0.1 * 0.5 * 2
+    [1.9]
+    """
+
+    def __init__(self, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-2):
+        super().__init__(lr, b1, b2, eps, weight_decay)
+
+    def _step(self, x, g, buffers, lr, count):
+        d, buffers = self._direction(g, buffers, count)
+        return -lr * (self.weight_decay * x + d), buffers
+
+
+class RMSProp(Optimizer):
+    """RMSProp, as ``torch.optim.RMSprop`` with ``alpha=decay`` (not centered):
+    ``s <- decay * s + (1 - decay) * g**2``; then with ``momentum == 0``
+    ``x <- x - lr * g / (sqrt(s) + eps)``, otherwise ``b <- momentum * b + g / (sqrt(s) +
+    eps)`` and ``x <- x - lr * b``. ``eps`` is added outside the square root.
+
+    >>> opt = pb.optim.RMSProp(0.01, decay=0.75)
+    >>> x, state = opt.update(np.array([1.0]), np.array([2.0]), opt.init(np.zeros(1)))
+    >>> print(x)   # s = 0.25 * 4 = 1: the step is lr * 2 / 1
+    [0.98]
+    """
+
+    def __init__(self, lr=1e-2, decay=0.9, eps=1e-8, momentum=0.0):
+        super().__init__(lr)
+        self.decay = _number(decay, "decay", high=1.0, high_open=True)
+        self.eps = _number(eps, "eps")
+        self.momentum = _number(momentum, "momentum")
+        self.buffers = ("square_avg", "momentum_buffer") if self.momentum else ("square_avg",)
+
+    def _step(self, x, g, buffers, lr, count):
+        s = self.decay * buffers["square_avg"] + (1 - self.decay) * g * g
+        d = g / (np.sqrt(s) + self.eps)
+        if not self.momentum:
+            return -lr * d, {"square_avg": s}
+        b = self.momentum * buffers["momentum_buffer"] + d
+        return -lr * b, {"square_avg": s, "momentum_buffer": b}
+
+
+def update(opt, ps, gs=None):
+    """``opt.step(ps, gs)``: Flux's ``update!(opt, ps, gs)``. Each param of ``ps`` moves in
+    place and its ``.grad`` is reset.
+
+    >>> W = pb.param(np.array([1.0, -1.0]))
+    >>> ps = pb.Params([W])
+    >>> gs = pb.gradient(lambda: np.sum(W ** 2), ps)
+    >>> _ = pb.optim.update(pb.optim.SGD(0.25), ps, gs)
+    >>> print(W.value)
+    [ 0.5 -0.5]
+    """
+    if not isinstance(opt, Optimizer):
+        raise TypeError(
+            f"pullback: update(opt, ps, gs) needs an optimizer such as pb.optim.Adam(1e-3) "
+            f"first, got {type(opt).__name__}"
+        )
+    return opt.step(ps, gs)
+
+
+# ---------------------------------------------------------------------------- schedules
+
+def exponential_decay(lr, rate, steps):
+    """The schedule ``lr * rate ** (count / steps)``: ``lr`` times ``rate`` every
+    ``steps`` updates, decaying smoothly in between.
+
+    >>> schedule = pb.optim.exponential_decay(1.0, 0.5, steps=2)
+    >>> [float(schedule(t)) for t in range(5)]
+    [1.0, 0.7071067811865476, 0.5, 0.3535533905932738, 0.25]
+    """
+    lr, rate = _number(lr, "lr"), _number(rate, "rate")
+    steps = _number(steps, "steps")
+    if steps == 0:
+        raise ValueError("pullback: exponential_decay needs steps > 0")
+
+    def exponential_decay_schedule(count):
+        return lr * rate ** (count / steps)
+
+    return exponential_decay_schedule
+
+
+def cosine_decay(lr, steps, alpha=0.0):
+    """The schedule ``lr * ((1 - alpha) * (1 + cos(pi * min(count, steps) / steps)) / 2 +
+    alpha)``: from ``lr`` at step 0 down to ``alpha * lr`` at ``steps``, then constant.
+
+    >>> schedule = pb.optim.cosine_decay(1.0, steps=4)
+    >>> [round(schedule(t), 4) for t in range(6)]
+    [1.0, 0.8536, 0.5, 0.1464, 0.0, 0.0]
+    """
+    lr, alpha = _number(lr, "lr"), _number(alpha, "alpha", high=1.0)
+    steps = _number(steps, "steps")
+    if steps == 0:
+        raise ValueError("pullback: cosine_decay needs steps > 0")
+
+    def cosine_decay_schedule(count):
+        fraction = min(count, steps) / steps
+        return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
+
+    return cosine_decay_schedule

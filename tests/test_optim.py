@@ -1,0 +1,356 @@
+"""pb.optim: the update equations on fixed gradient sequences, the functional and Tracker
+faces, schedules, pytrees, dtypes and errors, and a least-squares fit that converges.
+
+The oracle for an optimizer is its documented equation run in plain NumPy (an optimizer is
+not a derivative rule): each function below is the docstring's equation, step by step.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import pullback as pb
+from pullback import optim
+
+# ---------------------------------------------------------------------------- oracles
+
+
+def sgd_oracle(x, grads, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
+    b = np.zeros_like(x)
+    for g in grads:
+        g = g + weight_decay * x
+        if momentum:
+            b = momentum * b + g
+            d = g + momentum * b if nesterov else b
+        else:
+            d = g
+        x = x - lr * d
+    return x
+
+
+def adam_oracle(x, grads, lr, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0, decoupled=False):
+    m, v = np.zeros_like(x), np.zeros_like(x)
+    for t, g in enumerate(grads, start=1):
+        if not decoupled:
+            g = g + weight_decay * x
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g ** 2
+        m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        if decoupled:
+            x = x - lr * weight_decay * x
+        x = x - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return x
+
+
+def rmsprop_oracle(x, grads, lr, decay=0.9, eps=1e-8, momentum=0.0):
+    s, b = np.zeros_like(x), np.zeros_like(x)
+    for g in grads:
+        s = decay * s + (1 - decay) * g ** 2
+        if momentum:
+            b = momentum * b + g / (np.sqrt(s) + eps)
+            x = x - lr * b
+        else:
+            x = x - lr * g / (np.sqrt(s) + eps)
+    return x
+
+
+CASES = [
+    ("sgd", lambda: optim.SGD(0.1), lambda x, gs: sgd_oracle(x, gs, 0.1)),
+    ("sgd-momentum", lambda: optim.SGD(0.1, momentum=0.8),
+     lambda x, gs: sgd_oracle(x, gs, 0.1, momentum=0.8)),
+    ("sgd-nesterov-decay", lambda: optim.SGD(0.05, momentum=0.7, nesterov=True,
+                                             weight_decay=0.3),
+     lambda x, gs: sgd_oracle(x, gs, 0.05, 0.7, True, 0.3)),
+    ("sgd-decay", lambda: optim.SGD(0.1, weight_decay=0.5),
+     lambda x, gs: sgd_oracle(x, gs, 0.1, weight_decay=0.5)),
+    ("momentum", lambda: optim.Momentum(0.1), lambda x, gs: sgd_oracle(x, gs, 0.1, 0.9)),
+    ("adam", lambda: optim.Adam(0.01), lambda x, gs: adam_oracle(x, gs, 0.01)),
+    ("adam-l2", lambda: optim.Adam(0.02, b1=0.8, b2=0.95, eps=1e-3, weight_decay=0.1),
+     lambda x, gs: adam_oracle(x, gs, 0.02, 0.8, 0.95, 1e-3, 0.1)),
+    ("adamw", lambda: optim.AdamW(0.01),
+     lambda x, gs: adam_oracle(x, gs, 0.01, weight_decay=1e-2, decoupled=True)),
+    ("adamw-strong", lambda: optim.AdamW(0.05, b1=0.5, weight_decay=0.4),
+     lambda x, gs: adam_oracle(x, gs, 0.05, b1=0.5, weight_decay=0.4, decoupled=True)),
+    ("rmsprop", lambda: optim.RMSProp(0.01), lambda x, gs: rmsprop_oracle(x, gs, 0.01)),
+    ("rmsprop-momentum", lambda: optim.RMSProp(0.02, decay=0.8, eps=1e-4, momentum=0.6),
+     lambda x, gs: rmsprop_oracle(x, gs, 0.02, 0.8, 1e-4, 0.6)),
+]
+IDS = [case[0] for case in CASES]
+
+
+@pytest.fixture
+def sequence():
+    rng = np.random.default_rng(1)
+    return rng.standard_normal((2, 3)), list(rng.standard_normal((6, 2, 3)))
+
+
+# ---------------------------------------------------------------------------- equations
+
+@pytest.mark.parametrize("name, make, oracle", CASES, ids=IDS)
+def test_functional_update_follows_the_equation(name, make, oracle, sequence):
+    x0, grads = sequence
+    opt = make()
+    x, state = x0, opt.init(x0)
+    for g in grads:
+        x, state = opt.update(x, g, state)
+    assert state.count == len(grads)
+    np.testing.assert_allclose(x, oracle(x0, grads), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name, make, oracle", CASES, ids=IDS)
+def test_tracker_step_follows_the_equation(name, make, oracle, sequence):
+    x0, grads = sequence
+    opt = make()
+    W = pb.param(x0)
+    for g in grads:
+        W.grad = g.copy()
+        assert opt.step([W]) == [W]
+        np.testing.assert_array_equal(W.grad, np.zeros_like(x0))  # step resets .grad
+    np.testing.assert_allclose(W.value, oracle(x0, grads), rtol=1e-12, atol=1e-14)
+
+
+def test_equations_worked_by_hand():
+    one = np.array([1.0])
+    x, _ = optim.SGD(0.1, momentum=0.5).update(one, one, optim.SGD(0.1, momentum=0.5)
+                                               .init(one))
+    np.testing.assert_allclose(x, [0.9])
+    # momentum: b = 1, then b = 0.5 * 1 + 1 = 1.5: x = 1 - 0.1 - 0.15
+    opt = optim.SGD(0.1, momentum=0.5)
+    x, state = one, opt.init(one)
+    for _ in range(2):
+        x, state = opt.update(x, one, state)
+    np.testing.assert_allclose(x, [0.75])
+    np.testing.assert_allclose(state.buffers["momentum_buffer"], [1.5])
+    # nesterov: b = 1, step g + 0.5 b = 1.5; then b = 1.5, step 1 + 0.75
+    opt = optim.SGD(0.1, momentum=0.5, nesterov=True)
+    x, state = one, opt.init(one)
+    for _ in range(2):
+        x, state = opt.update(x, one, state)
+    np.testing.assert_allclose(x, [1 - 0.15 - 0.175])
+    # Adam, two steps of gradient 2 then 0 (b1 = 0.5, b2 = 0.75, eps = 0):
+    # m = 1, v = 1: step lr * 2 / 2; then m = 0.5, v = 0.75: m_hat = 2/3, v_hat = 16/7 * 0.75
+    opt = optim.Adam(0.1, b1=0.5, b2=0.75, eps=0.0)
+    x, state = opt.update(one, 2 * one, opt.init(one))
+    np.testing.assert_allclose(x, [0.9])
+    x, state = opt.update(x, 0 * one, state)
+    m_hat, v_hat = 0.5 / 0.75, 0.75 / (1 - 0.75 ** 2)
+    np.testing.assert_allclose(x, [0.9 - 0.1 * m_hat / math.sqrt(v_hat)])
+    # RMSProp: s = 0.5 * 4 = 2, the step is lr * 2 / sqrt(2)
+    x, _ = optim.RMSProp(0.1, decay=0.5, eps=0.0).update(one, 2 * one,
+                                                         optim.RMSProp(0.1).init(one))
+    np.testing.assert_allclose(x, [1 - 0.1 * math.sqrt(2)])
+
+
+def test_functional_update_leaves_its_inputs_alone(sequence):
+    x0, grads = sequence
+    opt = optim.Adam(0.1)
+    params = {"W": x0.copy()}
+    state = opt.init(params)
+    params, state = opt.update(params, {"W": grads[0]}, state)
+    kept = ({"W": params["W"].copy()}, grads[1].copy(),
+            {k: v["W"].copy() for k, v in state.buffers.items()})
+    new_params, new_state = opt.update(params, {"W": grads[1]}, state)
+    np.testing.assert_array_equal(params["W"], kept[0]["W"])
+    np.testing.assert_array_equal(grads[1], kept[1])
+    for k, v in state.buffers.items():
+        np.testing.assert_array_equal(v["W"], kept[2][k])
+    assert state.count == 1 and new_state.count == 2
+    assert not np.array_equal(new_params["W"], params["W"])
+
+
+# ---------------------------------------------------------------------------- two faces agree
+
+def least_squares(W, b, x, y):
+    return np.mean((x @ W + b - y) ** 2)
+
+
+@pytest.mark.parametrize("make", [lambda: optim.SGD(0.1, momentum=0.9, nesterov=True),
+                                  lambda: optim.Adam(0.05, weight_decay=0.1),
+                                  lambda: optim.AdamW(0.05),
+                                  lambda: optim.RMSProp(0.01, momentum=0.5)])
+def test_functional_and_tracker_faces_agree(make, data):
+    W0, b0, x, y = data
+    functional, tracker = make(), make()
+    params = {"W": W0, "b": b0}
+    state = functional.init(params)
+    grad = pb.grad(lambda p: least_squares(p["W"], p["b"], x, y))
+    W, b = pb.param(W0), pb.param(b0)
+    ps = pb.Params([W, b])
+    for _ in range(5):
+        params, state = functional.update(params, grad(params), state)
+        gs = pb.gradient(lambda: least_squares(W, b, x, y), ps)
+        optim.update(tracker, ps, gs)
+    np.testing.assert_allclose(W.value, params["W"], rtol=1e-12)
+    np.testing.assert_allclose(b.value, params["b"], rtol=1e-12)
+    # and .backward() into .grad, then step(ps) with no gs, gives the same again
+    third = make()
+    W3, b3 = pb.param(W0), pb.param(b0)
+    for _ in range(5):
+        least_squares(W3, b3, x, y).backward()
+        third.step(pb.Params([W3, b3]))
+    np.testing.assert_allclose(W3.value, W.value, rtol=1e-12)
+
+
+def test_tracker_counts_steps_per_param():
+    # a param that joins later gets its own step count: Adam's first step is lr * sign(g)
+    opt = optim.Adam(0.1)
+    W, b = pb.param(np.array([1.0])), pb.param(np.array([1.0]))
+    for _ in range(3):
+        W.grad = np.array([5.0])
+        opt.step([W])
+    W.grad, b.grad = np.array([5.0]), np.array([3.0])
+    opt.step([W, b])
+    np.testing.assert_allclose(b.value, [0.9])
+    np.testing.assert_allclose(W.value, adam_oracle(np.array([1.0]), [np.array([5.0])] * 4, 0.1))
+
+
+# ---------------------------------------------------------------------------- schedules
+
+def test_schedule_is_called_with_the_step_count():
+    calls = []
+
+    def schedule(count):
+        calls.append(count)
+        return 0.1 * (count + 1)
+
+    opt = optim.SGD(schedule)
+    x, state = np.array([1.0, 2.0]), opt.init(np.zeros(2))
+    for _ in range(3):
+        x, state = opt.update(x, np.ones(2), state)
+    assert calls == [0, 1, 2]
+    np.testing.assert_allclose(x, np.array([1.0, 2.0]) - (0.1 + 0.2 + 0.3))
+
+    calls.clear()
+    opt = optim.SGD(schedule)
+    W, b = pb.param(np.ones(2)), pb.param(np.ones(3))
+    for _ in range(3):
+        W.grad, b.grad = np.ones(2), np.ones(3)
+        opt.step(pb.Params([W, b]))
+    assert calls == [0, 1, 2]  # once per step, not once per param
+    np.testing.assert_allclose(b.value, 1.0 - 0.6)
+
+
+def test_schedule_helpers():
+    decay = optim.exponential_decay(0.2, 0.1, steps=10)
+    np.testing.assert_allclose([decay(0), decay(10), decay(20)], [0.2, 0.02, 0.002])
+    np.testing.assert_allclose(decay(5), 0.2 * 0.1 ** 0.5)
+    cosine = optim.cosine_decay(0.2, steps=10, alpha=0.1)
+    np.testing.assert_allclose([cosine(0), cosine(5), cosine(10), cosine(50)],
+                               [0.2, 0.2 * (0.9 * 0.5 + 0.1), 0.02, 0.02])
+    opt = optim.Adam(optim.cosine_decay(0.1, steps=2))
+    x, state = np.array([1.0]), opt.init(np.zeros(1))
+    for _ in range(4):
+        x, state = opt.update(x, np.array([1.0]), state)
+    np.testing.assert_allclose(x, [1.0 - 0.1 - 0.05], rtol=1e-7)  # lr 0.1, 0.05, 0, 0
+
+
+# ---------------------------------------------------------------------------- pytrees, dtypes
+
+def test_pytrees_of_dicts_and_tuples(sequence):
+    x0, grads = sequence
+    params = {"W": x0, "layers": (x0[0], [x0[1, :2]]), "s": 0.5}
+    opt = optim.Adam(0.05, weight_decay=0.2)
+    state = opt.init(params)
+    assert state.buffers["exp_avg"]["layers"][1][0].shape == (2,)
+    leaves, _ = pb.tree_flatten(params)
+    history = [[] for _ in leaves]
+    for g in grads:
+        gtree = {"W": g, "layers": (g[0], [g[1, :2]]), "s": float(g[0, 0])}
+        for h, leaf in zip(history, pb.tree_flatten(gtree)[0]):
+            h.append(np.asarray(leaf))
+        params, state = opt.update(params, gtree, state)
+    assert set(params) == {"W", "layers", "s"} and isinstance(params["layers"], tuple)
+    for leaf0, leaf, h in zip(leaves, pb.tree_flatten(params)[0], history):
+        expected = adam_oracle(np.asarray(leaf0), h, 0.05, weight_decay=0.2)
+        np.testing.assert_allclose(leaf, expected, rtol=1e-12)
+    assert state.count == len(grads)
+
+
+def test_float32_stays_float32():
+    x32 = np.array([1.0, -2.0], dtype=np.float32)
+    g64 = np.array([0.3, 0.4])
+    schedule = lambda count: np.float64(0.1)  # a NumPy float from a schedule, too
+    for opt in [optim.SGD(schedule, momentum=0.9), optim.Adam(schedule),
+                optim.AdamW(0.1), optim.RMSProp(0.1, momentum=0.5)]:
+        params, state = {"w": x32}, opt.init({"w": x32})
+        for _ in range(2):
+            params, state = opt.update(params, {"w": g64}, state)
+        assert params["w"].dtype == np.float32
+        for buffer in state.buffers.values():
+            assert buffer["w"].dtype == np.float32
+        W = pb.param(x32)
+        for _ in range(2):
+            W.grad = g64.copy()  # step resets .grad in place
+            opt.step([W])
+        assert W.value.dtype == np.float32
+        np.testing.assert_allclose(W.value, params["w"], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------- errors
+
+def test_bad_hyperparameters_raise():
+    with pytest.raises(TypeError, match="lr must be a float or a schedule"):
+        optim.SGD("0.1")
+    with pytest.raises(ValueError, match="lr must lie in"):
+        optim.Adam(-1e-3)
+    with pytest.raises(ValueError, match="b1 must lie in"):
+        optim.Adam(b1=1.0)
+    with pytest.raises(ValueError, match="nesterov=True needs a momentum"):
+        optim.SGD(0.1, nesterov=True)
+    with pytest.raises(ValueError, match="decay must lie in"):
+        optim.RMSProp(decay=1.5)
+    opt = optim.SGD(lambda count: None)
+    with pytest.raises(TypeError, match="schedule returned None at step 0"):
+        opt.update(np.ones(1), np.ones(1), opt.init(np.ones(1)))
+
+
+def test_missing_or_mismatched_gradients_raise():
+    W, b = pb.param(np.ones(2)), pb.param(np.ones(3))
+    gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W]))
+    opt = optim.Adam(0.1)
+    with pytest.raises(KeyError, match=r"gs has no gradient for the param of shape \(3,\)"):
+        opt.step(pb.Params([W, b]), gs)
+    with pytest.raises(TypeError, match="gs must be a pb.Grads"):
+        opt.step([W], {W: np.ones(2)})
+    with pytest.raises(TypeError, match=r"takes a list or a pb.Params of params: step\(\[W\]\)"):
+        opt.step(W)
+    with pytest.raises(TypeError, match="updates values made with pb.param"):
+        opt.step([np.ones(2)])
+    with pytest.raises(TypeError, match="needs an optimizer"):
+        optim.update(pb.Params([W]), opt)
+    state = opt.init({"a": np.ones(2)})
+    with pytest.raises(ValueError, match="grads must have the structure of params"):
+        opt.update({"a": np.ones(2)}, {"b": np.ones(2)}, state)
+    with pytest.raises(ValueError, match=r"gradient of leaf 0 of params has shape \(3,\)"):
+        opt.update({"a": np.ones(2)}, {"a": np.ones(3)}, state)
+    with pytest.raises(TypeError, match="state must come from this optimizer's init"):
+        opt.update({"a": np.ones(2)}, {"a": np.ones(2)}, optim.SGD(0.1).init({"a": np.ones(2)}))
+    with pytest.raises(TypeError, match="dtype int64. Make it float"):
+        opt.init(np.arange(3))
+
+
+# ---------------------------------------------------------------------------- it trains
+
+def test_least_squares_fit_converges():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((40, 3))
+    y = x @ np.array([1.5, -2.0, 0.5]) + 0.3 + 0.05 * rng.standard_normal(40)
+    design = np.hstack([x, np.ones((40, 1))])
+    best = np.linalg.lstsq(design, y, rcond=None)[0]
+
+    W, b = pb.param(np.zeros(3)), pb.param(np.zeros(()))
+    ps = pb.Params([W, b])
+    opt = optim.Adam(optim.cosine_decay(0.1, steps=600))
+    for _ in range(600):
+        least_squares(W, b, x, y).backward()
+        opt.step(ps)
+    np.testing.assert_allclose(np.append(W.value, b.value), best, atol=1e-4)
+
+    opt = optim.SGD(0.1, momentum=0.9)
+    params = {"W": np.zeros(3), "b": 0.0}
+    state = opt.init(params)
+    grad = pb.grad(lambda p: least_squares(p["W"], p["b"], x, y))
+    for _ in range(300):
+        params, state = opt.update(params, grad(params), state)
+    np.testing.assert_allclose(np.append(params["W"], params["b"]), best, atol=1e-6)

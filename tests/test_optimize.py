@@ -1,0 +1,213 @@
+"""pb.optimize.minimize: SciPy's minimizers fed pullback's derivatives, on optima known in
+closed form (or, where none is, a one-dimensional reduction solved without derivatives)."""
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+optimize = pytest.importorskip("scipy.optimize")
+from pullback.optimize import minimize  # noqa: E402
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+X0 = np.array([1.3, 0.7, 0.8, 1.9, 1.2])
+
+
+@pytest.mark.parametrize("method", ["BFGS", "L-BFGS-B", "CG", "Newton-CG", "trust-ncg",
+                                    "trust-exact", "trust-krylov", "trust-constr"])
+def test_rosenbrock_minimum_is_at_ones(method):
+    options = {"gtol": 1e-10, "maxiter": 5000} if method == "trust-constr" else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. SciPy's "does not use Hessian information"
+        result = minimize(rosenbrock, X0, method=method, tol=1e-10, options=options)
+    # (from this X0 every method reaches the global minimum, not the 5-d local one)
+    assert result.success, result.message
+    np.testing.assert_allclose(result.x, np.ones(5), atol=1e-6)
+    np.testing.assert_array_equal(result.x_flat, result.x)
+    if method in {"Newton-CG", "trust-ncg", "trust-exact", "trust-krylov"}:
+        assert result.nhev > 0  # second derivatives came from pullback
+
+
+def test_default_method_and_a_convex_dogleg():
+    result = minimize(rosenbrock, X0)  # SciPy picks BFGS
+    np.testing.assert_allclose(result.x, np.ones(5), atol=1e-4)
+    A = np.array([[3.0, 1.0], [1.0, 2.0]])
+    convex = lambda x: 0.5 * x @ A @ x - x @ np.ones(2) + 0.1 * np.sum(x ** 4)
+    result = minimize(convex, np.zeros(2), method="dogleg", options={"gtol": 1e-9})
+    assert result.success and result.nhev > 0
+    np.testing.assert_allclose(pb.grad(convex)(result.x), np.zeros(2), atol=1e-6)
+
+
+def test_l_bfgs_b_with_bounds():
+    # with x[0] <= 0.5, Rosenbrock's minimum is at x[0] = 0.5, x[1] = 0.25
+    result = minimize(rosenbrock, np.array([-1.2, 1.0]), method="L-BFGS-B",
+                      bounds=[(-2.0, 0.5), (None, None)], tol=1e-12)
+    assert result.success, result.message
+    np.testing.assert_allclose(result.x, [0.5, 0.25], atol=1e-6)
+
+
+def test_value_and_gradient_in_one_pass():
+    calls = []
+
+    def counted(x):
+        calls.append(isinstance(x, pb.Tracked))
+        return rosenbrock(x)
+
+    result = minimize(counted, X0, method="BFGS")
+    assert all(calls)  # every call is the differentiated one: no separate value pass
+    assert len(calls) == result.nfev == result.njev
+    calls.clear()
+    result = optimize.minimize(rosenbrock, X0, method="BFGS")  # finite differences
+    assert result.nfev > 4 * result.njev
+
+
+def test_slsqp_with_constraints():
+    # on the circle x0**2 + x1**2 = 2, x0 + x1 is least at (-1, -1)
+    circle = {"type": "eq", "fun": lambda x: x[0] ** 2 + x[1] ** 2 - 2.0}
+    result = minimize(lambda x: x[0] + x[1], np.array([1.0, -0.5]), method="SLSQP",
+                      constraints=circle, tol=1e-12)
+    assert result.success, result.message
+    np.testing.assert_allclose(result.x, [-1.0, -1.0], atol=1e-8)
+    # Rosenbrock on the line x0 + x1 = 1: the same as minimising t -> f(t, 1 - t)
+    tracked = []
+
+    def line(x):
+        tracked.append(isinstance(x, pb.Tracked))
+        return x[0] + x[1] - 1.0
+
+    result = minimize(rosenbrock, np.array([0.0, 0.0]), method="SLSQP", tol=1e-12,
+                      constraints=[{"type": "eq", "fun": line}])
+    reference = optimize.minimize_scalar(lambda t: rosenbrock(np.array([t, 1.0 - t])),
+                                         bracket=(0.0, 1.0), tol=1e-12)
+    np.testing.assert_allclose(result.x, [reference.x, 1.0 - reference.x], atol=1e-6)
+    assert any(tracked)  # the constraint's Jacobian came from pullback
+
+
+def test_trust_constr_with_a_nonlinear_constraint_on_a_pytree():
+    # the point of the unit sphere nearest (2, 2, 1) is (2, 2, 1) / 3
+    target = np.array([2.0, 2.0, 1.0])
+    fun = lambda p: np.sum((p["xy"] - target[:2]) ** 2) + (p["z"] - target[2]) ** 2
+    sphere = optimize.NonlinearConstraint(lambda p: np.sum(p["xy"] ** 2) + p["z"] ** 2, 1.0,
+                                          1.0)
+    result = minimize(fun, {"xy": np.array([0.5, 0.1]), "z": 0.2}, method="trust-constr",
+                      constraints=sphere, options={"gtol": 1e-10, "xtol": 1e-12})
+    np.testing.assert_allclose(result.x["xy"], target[:2] / 3, atol=1e-6)
+    np.testing.assert_allclose(result.x["z"], target[2] / 3, atol=1e-6)
+
+
+def test_pytree_x0_keeps_structure_and_dtypes():
+    seen = []
+
+    def fun(p):
+        seen.append((type(p), np.dtype(p["w"].dtype), np.shape(p["pair"][1])))
+        return (np.sum((p["w"] - 1.0) ** 2) + (p["pair"][0] + 2.0) ** 2
+                + np.sum((p["pair"][1] - np.arange(4.0).reshape(2, 2)) ** 2))
+
+    x0 = {"w": np.zeros(3, dtype=np.float32), "pair": (0.5, np.zeros((2, 2)))}
+    result = minimize(fun, x0, method="BFGS")
+    assert set(seen) == {(dict, np.dtype(np.float32), (2, 2))}
+    assert result.x["w"].dtype == np.float32 and isinstance(result.x["pair"], tuple)
+    assert isinstance(result.x["pair"][0], float) and result.x_flat.shape == (8,)
+    np.testing.assert_allclose(result.x["w"], np.ones(3), atol=1e-5)
+    np.testing.assert_allclose(result.x["pair"][0], -2.0, atol=1e-6)
+    np.testing.assert_allclose(result.x["pair"][1], np.arange(4.0).reshape(2, 2), atol=1e-6)
+    np.testing.assert_array_equal(x0["w"], np.zeros(3))  # x0 untouched
+
+
+def test_pytree_bounds():
+    fun = lambda p: np.sum((p["a"] - 3.0) ** 2) + (p["b"] + 1.0) ** 2
+    x0 = {"a": np.zeros(2), "b": 0.0}
+    bounds = {"a": (None, np.array([1.0, 5.0])), "b": optimize.Bounds(0.0, 2.0)}
+    result = minimize(fun, x0, method="L-BFGS-B", bounds=bounds, tol=1e-12)
+    np.testing.assert_allclose(result.x["a"], [1.0, 3.0], atol=1e-6)
+    np.testing.assert_allclose(result.x["b"], 0.0, atol=1e-8)
+    flat = optimize.Bounds([-np.inf, -np.inf, 0.0], [1.0, 5.0, 2.0])
+    again = minimize(fun, x0, method="L-BFGS-B", bounds=flat, tol=1e-12)
+    np.testing.assert_allclose(again.x_flat, result.x_flat, atol=1e-8)
+    with pytest.raises(ValueError, match=r"bounds must have x0's structure; at x0 x0 has keys"):
+        minimize(fun, x0, method="L-BFGS-B", bounds={"a": (0, 1)})
+    with pytest.raises(ValueError, match=r"pair for each leaf \(None for no bound\); leaf 1 got 3"):
+        minimize(fun, x0, method="L-BFGS-B", bounds={"a": (0, 1), "b": 3.0})
+
+
+def test_args_pass_through_undifferentiated():
+    rng = np.random.default_rng(0)
+    A, y = rng.standard_normal((10, 3)), rng.standard_normal(10)
+    seen = []
+
+    def residual(w, A, y, label):
+        seen.append((isinstance(A, pb.Tracked), label))
+        return np.sum((A @ w - y) ** 2)
+
+    result = minimize(residual, np.zeros(3), args=(A, y, "fit"), method="Newton-CG",
+                      tol=1e-12)
+    np.testing.assert_allclose(result.x, np.linalg.lstsq(A, y, rcond=None)[0], atol=1e-8)
+    assert set(seen) == {(False, "fit")}
+
+
+def test_user_derivatives_override():
+    calls = {"jac": 0, "hess": 0}
+    fun = lambda p: np.sum((p["x"] - 2.0) ** 2)
+
+    def jac(p):
+        calls["jac"] += 1
+        assert not isinstance(p["x"], pb.Tracked)
+        return {"x": 2 * (p["x"] - 2.0)}
+
+    def hess(p):
+        calls["hess"] += 1
+        return 2 * np.eye(2)
+
+    result = minimize(fun, {"x": np.zeros(2)}, method="trust-exact", jac=jac, hess=hess)
+    np.testing.assert_allclose(result.x["x"], [2.0, 2.0])
+    assert calls["jac"] > 0 and calls["hess"] > 0
+    finite = minimize(fun, {"x": np.zeros(2)}, method="BFGS", jac="2-point")
+    assert finite.nfev > 2 * finite.njev
+    np.testing.assert_allclose(finite.x["x"], [2.0, 2.0], atol=1e-6)
+
+
+def test_derivative_free_methods_get_no_gradient():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = minimize(rosenbrock, np.array([-1.2, 1.0]), method="Nelder-Mead",
+                          options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 5000})
+    np.testing.assert_allclose(result.x, [1.0, 1.0], atol=1e-6)
+
+
+def test_callback_sees_x0_structure():
+    xs, results = [], []
+    fun = lambda p: np.sum((p["x"] - 1.0) ** 2)
+    minimize(fun, {"x": np.zeros(2)}, method="BFGS", callback=lambda xk: xs.append(xk))
+    assert xs and all(set(x) == {"x"} for x in xs)
+
+    def record(intermediate_result):
+        results.append(intermediate_result)
+
+    minimize(fun, {"x": np.zeros(2)}, method="BFGS", callback=record)
+    assert results and all(set(r.x) == {"x"} for r in results)
+
+
+def test_list_of_numbers_is_an_array_as_in_scipy():
+    result = minimize(rosenbrock, [-1.2, 1.0], method="BFGS")
+    assert isinstance(result.x, np.ndarray)
+    np.testing.assert_allclose(result.x, [1.0, 1.0], atol=1e-5)
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="real numbers; leaf 0 of x0 has dtype complex128"):
+        minimize(lambda x: np.sum(np.abs(x)), np.ones(2, dtype=complex))
+    with pytest.raises(ValueError, match="x0 with at least one array"):
+        minimize(lambda x: 0.0, {})
+
+
+def test_missing_scipy_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(ImportError, match=r"pip install pullback\[scipy\]"):
+        minimize(rosenbrock, X0)
