@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-oldest lint bench clean
+.PHONY: demo test test-oldest lint bench docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,5 +40,13 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
+# the documentation site, built in strict mode: a broken link or reference fails the build
+$(VENV)/.docs-installed: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) $(OLDEST) build *.egg-info
+	rm -rf $(VENV) $(OLDEST) build site *.egg-info
