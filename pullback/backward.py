@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .core import Frame, Tracked, box_at, live_levels, plain, shape_of, top_level
+from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, top_level
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -149,25 +149,18 @@ def _row_cotangent(row, i, g, ans, vals):
         )
     if not row.singular:
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and _is_complex(local):
+        if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         return g * local
     with np.errstate(divide="ignore", invalid="ignore"):  # infinite derivatives expected
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and _is_complex(local):
+        if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         ct = g * local
         if not np.all(np.isfinite(plain(local))):
             # a zero cotangent gives zero even where the derivative is infinite
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
-
-
-def _is_complex(v):
-    if isinstance(v, complex):
-        return True
-    dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind == "c"
 
 
 def _per_slice(pullback, g, out):

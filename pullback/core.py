@@ -423,6 +423,27 @@ def primitive(fn):
 
 # ---------------------------------------------------------------------------- tracked values
 
+def _operator(func, reflected=False):
+    """A binary operator method of ``Tracked``: the hot path of ``func``'s table row."""
+    if reflected:
+        def reflected_operator(self, other):
+            return _binary(func, other, self)
+
+        return reflected_operator
+
+    def operator(self, other):
+        return _binary(func, self, other)
+
+    return operator
+
+
+def _comparison(func):
+    def comparison(self, other):
+        return func(plain(self), plain(other))
+
+    return comparison
+
+
 class Tracked(ArrayMethods):
     """A value recorded by a gradient computation; NumPy functions accept it as an array.
 
@@ -522,48 +543,19 @@ class Tracked(ArrayMethods):
     def astype(self, dtype, **kwargs):
         return apply(astype, (self, dtype), {})
 
-    # -- operators (reflected forms swap; in-place forms make new values)
-    def __add__(self, other):
-        return _binary(np.add, self, other)
-
-    def __radd__(self, other):
-        return _binary(np.add, other, self)
-
-    def __sub__(self, other):
-        return _binary(np.subtract, self, other)
-
-    def __rsub__(self, other):
-        return _binary(np.subtract, other, self)
-
-    def __mul__(self, other):
-        return _binary(np.multiply, self, other)
-
-    def __rmul__(self, other):
-        return _binary(np.multiply, other, self)
-
-    def __truediv__(self, other):
-        return _binary(np.true_divide, self, other)
-
-    def __rtruediv__(self, other):
-        return _binary(np.true_divide, other, self)
-
-    def __floordiv__(self, other):
-        return _binary(np.floor_divide, self, other)
-
-    def __rfloordiv__(self, other):
-        return _binary(np.floor_divide, other, self)
-
-    def __mod__(self, other):
-        return _binary(np.remainder, self, other)
-
-    def __rmod__(self, other):
-        return _binary(np.remainder, other, self)
-
-    def __pow__(self, other):
-        return _binary(np.power, self, other)
-
-    def __rpow__(self, other):
-        return _binary(np.power, other, self)
+    # -- operators: each the table row of its ufunc; reflected forms swap the operands, and
+    # in-place forms make new values (tracked values are immutable)
+    __add__, __radd__ = _operator(np.add), _operator(np.add, reflected=True)
+    __sub__, __rsub__ = _operator(np.subtract), _operator(np.subtract, reflected=True)
+    __mul__, __rmul__ = _operator(np.multiply), _operator(np.multiply, reflected=True)
+    __truediv__ = _operator(np.true_divide)
+    __rtruediv__ = _operator(np.true_divide, reflected=True)
+    __floordiv__ = _operator(np.floor_divide)
+    __rfloordiv__ = _operator(np.floor_divide, reflected=True)
+    __mod__, __rmod__ = _operator(np.remainder), _operator(np.remainder, reflected=True)
+    __pow__, __rpow__ = _operator(np.power), _operator(np.power, reflected=True)
+    __iadd__, __isub__, __imul__, __itruediv__ = __add__, __sub__, __mul__, __truediv__
+    __ifloordiv__, __imod__, __ipow__ = __floordiv__, __mod__, __pow__
 
     def __matmul__(self, other):
         return apply(np.matmul, (self, other), {})
@@ -571,13 +563,6 @@ class Tracked(ArrayMethods):
     def __rmatmul__(self, other):
         return apply(np.matmul, (other, self), {})
 
-    __iadd__ = __add__
-    __isub__ = __sub__
-    __imul__ = __mul__
-    __itruediv__ = __truediv__
-    __ifloordiv__ = __floordiv__
-    __imod__ = __mod__
-    __ipow__ = __pow__
     __imatmul__ = __matmul__
 
     def __neg__(self):
@@ -589,20 +574,10 @@ class Tracked(ArrayMethods):
     def __abs__(self):
         return _unary(np.absolute, self)
 
-    def __lt__(self, other):
-        return np.less(plain(self), plain(other))
-
-    def __le__(self, other):
-        return np.less_equal(plain(self), plain(other))
-
-    def __gt__(self, other):
-        return np.greater(plain(self), plain(other))
-
-    def __ge__(self, other):
-        return np.greater_equal(plain(self), plain(other))
-
-    def __eq__(self, other):
-        return np.equal(plain(self), plain(other))
-
-    def __ne__(self, other):
-        return np.not_equal(plain(self), plain(other))
+    # comparisons are not differentiable: plain boolean results
+    __lt__ = _comparison(np.less)
+    __le__ = _comparison(np.less_equal)
+    __gt__ = _comparison(np.greater)
+    __ge__ = _comparison(np.greater_equal)
+    __eq__ = _comparison(np.equal)
+    __ne__ = _comparison(np.not_equal)

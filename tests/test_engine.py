@@ -22,14 +22,59 @@ def test_a_chain_a_million_operations_deep_differentiates():
     assert g == pytest.approx(expected, rel=1e-12)
 
 
-def test_a_deep_tracker_graph_is_freed_without_recursion():
+_RELEASE = """
+import sys, threading, tracemalloc
+import numpy as np
+import pullback as pb
+
+def deep(n):
     w = pb.param(0.5)
     y = w
-    for _ in range(200_000):
+    for _ in range(n):
         y = np.sin(y) + 0.0
-    y.backward()
-    del y  # releasing the graph must not recurse either
-    assert np.isfinite(w.grad)
+    return w, y
+
+def run():
+    tracemalloc.start()
+    w, y = deep(50_000)
+    y.backward()                       # releases the graph as it walks it
+    del y
+    w, y = deep(50_000)               # never walked: released when the last name goes
+    held = tracemalloc.get_traced_memory()[0]
+    del y
+    freed = held - tracemalloc.get_traced_memory()[0]
+    assert freed > 2_000_000, freed   # the 100,000 nodes really went
+    print("released")
+
+threading.stack_size(256 * 1024)       # a recursive release would overflow this stack
+t = threading.Thread(target=run)
+t.start()
+t.join()
+"""
+
+
+def test_a_deep_graph_is_released_without_recursion():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _RELEASE], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "released" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_release_check_catches_a_recursive_release():
+    # the same check, with a release that recurses per node, crashes or raises
+    import subprocess
+    import sys
+
+    recursive = _RELEASE.replace("    del y\n    freed", "    def free(n):\n        if n.args:\n"
+                                 "            [free(a) for a in n.args "
+                                 "if isinstance(a, pb.Tracked)]\n        n.args = None\n"
+                                 "    free(y)\n    del y\n    freed")
+    assert recursive != _RELEASE
+    done = subprocess.run([sys.executable, "-c", recursive], capture_output=True, text=True,
+                          timeout=120)
+    assert "released" not in done.stdout
 
 
 _calls = {"n": 0}
