@@ -47,11 +47,15 @@ def intercept(owner, name):
     rule. Returns the wrapper, to register the rule for. Code that imported the function
     before pullback was imported keeps the original."""
     fn = getattr(owner, name)
-    if getattr(fn, "_pb_primitive", False):
+    if fn in _intercepted:
         return fn
     wrapped = primitive(fn)
+    _intercepted.add(wrapped)
     setattr(owner, name, wrapped)
     return wrapped
+
+
+_intercepted = set()  # the wrappers intercept has put in place
 
 
 def rrule_if_present(module, name):

@@ -2,14 +2,16 @@
 block, the splits, meshgrid, diagflat and vander.
 
 Joining is linear, and its transpose splits the cotangent; splitting is transposed by
-joining the cotangents. Axes are counted from the end, past any leading batch axes.
+joining the cotangents. The stacks and hsplit, vsplit, dsplit are concatenate and split
+of reshaped arrays, as NumPy computes them. Axes are counted from the end, past any leading
+batch axes.
 """
 
 import functools
 
 import numpy as np
 
-from ..extend import rrule, shape_of
+from ..extend import composite, linear, rrule, shape_of
 from ._util import batch_shape, conj_if_complex
 
 
@@ -54,42 +56,35 @@ def stack_rule(arrays, axis=0, **kwargs):
     return ans, stack_pullback
 
 
-def _grown_shape(grow, shape):
-    """The shape ``grow`` (np.atleast_2d ...) gives an array of ``shape``."""
-    return np.shape(grow(np.broadcast_to(0.0, shape)))
-
-
 def _column(a):
-    return np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else np.atleast_2d(a)
+    """``a`` as np.column_stack takes it: a column for 0-d and 1-d arrays."""
+    return np.reshape(a, (-1, 1)) if len(shape_of(a)) < 2 else a
 
 
-def _join_rule(func, grow, axis_of):
-    """The rule of a function that grows each array with ``grow`` and concatenates them
-    along ``axis_of(grown shapes)``: split the cotangent, reshape each piece back."""
+# the stacks are concatenations of arrays given at least 1, 2 or 3 axes (as NumPy does)
 
-    def join_rule(tup, **kwargs):
-        ans = func(tup, **kwargs)
-        shapes = [shape_of(a) for a in tup]
-        grown = [_grown_shape(grow, s) for s in shapes]
-        axis, ndim = axis_of(grown), len(grown[0])
-
-        def join_pullback(g):
-            pieces = _split_along(g, [s[axis] for s in grown], axis, ndim)
-            nb = batch_shape(g, ndim)
-            return ([np.reshape(p, nb + s) for p, s in zip(pieces, shapes)],)
-
-        join_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return ans, join_pullback
-
-    join_rule.__qualname__ = f"{func.__name__}_rule"
-    return join_rule
+def vstack_impl(tup, **kwargs):
+    return np.concatenate([np.atleast_2d(a) for a in tup], axis=0, **kwargs)
 
 
-rrule(np.vstack)(_join_rule(np.vstack, np.atleast_2d, lambda grown: 0))
-rrule(np.hstack)(_join_rule(np.hstack, np.atleast_1d,
-                            lambda grown: 0 if len(grown[0]) == 1 else 1))
-rrule(np.dstack)(_join_rule(np.dstack, np.atleast_3d, lambda grown: 2))
-rrule(np.column_stack)(_join_rule(np.column_stack, _column, lambda grown: 1))
+def hstack_impl(tup, **kwargs):
+    arrs = [np.atleast_1d(a) for a in tup]
+    axis = 0 if arrs and len(shape_of(arrs[0])) == 1 else 1
+    return np.concatenate(arrs, axis=axis, **kwargs)
+
+
+def dstack_impl(tup):
+    return np.concatenate([np.atleast_3d(a) for a in tup], axis=2)
+
+
+def column_stack_impl(tup):
+    return np.concatenate([_column(a) for a in tup], axis=1)
+
+
+composite(np.vstack, vstack_impl)
+composite(np.hstack, hstack_impl)
+composite(np.dstack, dstack_impl)
+composite(np.column_stack, column_stack_impl)
 
 
 @rrule(np.block)
@@ -130,31 +125,29 @@ def _unblock(g, item, depth, ndim):
 
 # ---------------------------------------------------------------------------- splitting
 
-def _split_rule(func, axis_of):
-    def split_rule(ary, *args, **kwargs):
-        ans = func(ary, *args, **kwargs)
+def split_transpose(gs, ans, ary, indices_or_sections, axis=0):
+    ndim = len(shape_of(ary))
+    return np.concatenate(gs, axis=int(axis) % ndim - ndim)
+
+
+def _split_impl(name, least, axis_of):
+    """np.hsplit (vsplit, dsplit): np.split along ``axis_of(ndim)``, for arrays of at least
+    ``least`` axes."""
+
+    def split_impl(ary, indices_or_sections):
         ndim = len(shape_of(ary))
-        axis = axis_of(ndim, args, kwargs) - ndim
+        if ndim < least:  # NumPy's own check
+            raise ValueError(f"{name} only works on arrays of {least} or more dimensions")
+        return np.split(ary, indices_or_sections, axis_of(ndim))
 
-        def split_pullback(gs):
-            return (np.concatenate(gs, axis=axis),) + (None,) * len(args)
-
-        split_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return ans, split_pullback
-
-    split_rule.__qualname__ = f"{func.__name__}_rule"
-    return split_rule
+    return split_impl
 
 
-def _axis_arg(ndim, args, kwargs):
-    return int(args[1] if len(args) > 1 else kwargs.get("axis", 0)) % ndim
-
-
-rrule(np.split)(_split_rule(np.split, _axis_arg))
-rrule(np.array_split)(_split_rule(np.array_split, _axis_arg))
-rrule(np.hsplit)(_split_rule(np.hsplit, lambda ndim, args, kwargs: 1 if ndim > 1 else 0))
-rrule(np.vsplit)(_split_rule(np.vsplit, lambda ndim, args, kwargs: 0))
-rrule(np.dsplit)(_split_rule(np.dsplit, lambda ndim, args, kwargs: 2))
+linear(np.split, split_transpose)
+linear(np.array_split, split_transpose)
+composite(np.hsplit, _split_impl("hsplit", 1, lambda ndim: 1 if ndim > 1 else 0))
+composite(np.vsplit, _split_impl("vsplit", 2, lambda ndim: 0))
+composite(np.dsplit, _split_impl("dsplit", 3, lambda ndim: 2))
 
 
 # ---------------------------------------------------------------------------- building
@@ -179,18 +172,15 @@ def meshgrid_rule(*xi, indexing="xy", **kwargs):
     return ans, meshgrid_pullback
 
 
-@rrule(np.diagflat)
-def diagflat_rule(v, k=0):
-    ans = np.diagflat(v, k)
+def diagflat_transpose(g, ans, v, k=0):
     shape = shape_of(v)
     n = int(np.prod(shape))
     rows = np.arange(n) + max(-k, 0)
     cols = np.arange(n) + max(k, 0)
+    return np.reshape(g[..., rows, cols], batch_shape(g, 2) + shape)
 
-    def diagflat_pullback(g):
-        return (np.reshape(g[..., rows, cols], batch_shape(g, 2) + shape), None)
 
-    return ans, diagflat_pullback
+linear(np.diagflat, diagflat_transpose)
 
 
 @rrule(np.vander)

@@ -11,7 +11,6 @@ conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) a
 import numpy as np
 
 from ..extend import MINUS_ONE, ONE, Tracked, elementwise, nondifferentiable, plain, rrule
-from ._util import conj_if_complex
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
@@ -179,23 +178,16 @@ def angle_rule(z, deg=False):
     return np.angle(z, deg=deg), angle_pullback
 
 
-@rrule(np.sinc)
-def sinc_rule(x):
-    ans = np.sinc(x)
-
-    def sinc_pullback(g):
-        return (g * conj_if_complex(_sinc_deriv(x, ans)),)
-
-    return ans, sinc_pullback
-
-
-def _sinc_deriv(x, ans):
+def _sinc_deriv(ans, x):
     # (cos(pi x) - sinc(x)) / x, and its Taylor series -pi^2 x / 3 + pi^4 x^3 / 30 near 0,
-    # where the quotient cancels (exact to double precision below |x| = 1e-3)
+    # where the quotient cancels (exact to double precision below |x| = 1e-3); sinc'(0) = 0
     small = np.abs(plain(x)) < 1e-3
     series = np.pi ** 2 * x * (np.pi ** 2 * x * x / 30 - 1 / 3)
     quotient = (np.cos(np.pi * x) - ans) / np.where(small, 1, x)
     return np.where(small, series, quotient)
+
+
+elementwise(np.sinc, _sinc_deriv)
 
 
 @rrule(np.nan_to_num)

@@ -15,7 +15,7 @@ the other bins twice, gets those weights inverted.
 
 import numpy as np
 
-from ..extend import NoRuleError, rrule, shape_of
+from ..extend import NoRuleError, linear, name_of, rrule, shape_of
 
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -58,12 +58,12 @@ def _half_weights(n, ax):
 def _check_out(func, out):
     if out is not None:
         raise TypeError(
-            f"pullback: np.fft.{func.__name__}(..., out=...) writes into an existing array, "
+            f"pullback: {name_of(func)}(..., out=...) writes into an existing array, "
             "which cannot record a gradient; use the returned array"
         )
 
 
-def _pullback(func, adjoint, kind, in_shape, sizes, axes, norm):
+def _pullback(adjoint, kind, in_shape, sizes, axes, norm):
     """The pullback of a transform over ``axes`` (negative) with transform lengths
     ``sizes``. ``kind``: "c2c", "r2c" (real input, half spectrum out) or "c2r"."""
     swapped = _SWAP[norm]
@@ -77,7 +77,6 @@ def _pullback(func, adjoint, kind, in_shape, sizes, axes, norm):
             y = y / _half_weights(sizes[-1], axes[-1])
         return (_resize(y, axes, back), None, None, None, None)
 
-    fft_pullback.__qualname__ = f"{func.__name__}_pullback"
     return fft_pullback
 
 
@@ -90,9 +89,8 @@ def _rule_1d(func, adjoint, kind):
         size = shape_of(ans)[ax]
         if kind == "r2c":  # the signal's length, not the half spectrum's
             size = in_shape[ax] if n is None else int(n)
-        return ans, _pullback(func, adjoint, kind, in_shape, [size], [ax], norm)
+        return ans, _pullback(adjoint, kind, in_shape, [size], [ax], norm)
 
-    fft_rule.__qualname__ = f"{func.__name__}_rule"
     return fft_rule
 
 
@@ -104,7 +102,7 @@ def _resolve(func, in_shape, out_shape, s, axes, kind):
         axes = range(len(in_shape)) if s is None else range(-len(s), 0)
     axes = [_negative(ax, len(in_shape)) for ax in axes]
     if len(set(axes)) != len(axes):
-        raise NoRuleError(f"pullback: np.fft.{func.__name__} with repeated axes has no rule")
+        raise NoRuleError(f"pullback: {name_of(func)} with repeated axes has no rule")
     sizes = [out_shape[ax] for ax in axes]
     if kind == "r2c":
         n = None if s is None else s[-1]
@@ -118,9 +116,8 @@ def _rule_nd(func, adjoint, kind, default_axes):
         ans = func(a, s=s, axes=axes, norm=norm)
         in_shape = shape_of(a)
         sizes, neg_axes = _resolve(func, in_shape, shape_of(ans), s, axes, kind)
-        return ans, _pullback(func, adjoint, kind, in_shape, sizes, neg_axes, norm)
+        return ans, _pullback(adjoint, kind, in_shape, sizes, neg_axes, norm)
 
-    fftn_rule.__qualname__ = f"{func.__name__}_rule"
     return fftn_rule
 
 
@@ -155,9 +152,10 @@ for _func, _adjoint, _kind, _axes in [
     rrule(_func)(_rule_nd(_func, _adjoint_nd(_adjoint), _kind, _axes))
 
 
-def _shift_rule(func, inverse):
-    def shift_rule(x, axes=None):
-        ans = func(x, axes)
+def _shift_transpose(inverse):
+    """The transpose of a shift: the opposite shift (``inverse``) of the same axes."""
+
+    def shift_transpose(g, ans, x, axes=None):
         ndim = len(shape_of(x))
         if axes is None:
             back = tuple(range(-ndim, 0))
@@ -165,16 +163,10 @@ def _shift_rule(func, inverse):
             back = _negative(axes, ndim)
         else:
             back = tuple(_negative(ax, ndim) for ax in axes)
+        return inverse(g, back)
 
-        def shift_pullback(g):
-            return (inverse(g, back), None)
-
-        shift_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return ans, shift_pullback
-
-    shift_rule.__qualname__ = f"{func.__name__}_rule"
-    return shift_rule
+    return shift_transpose
 
 
-rrule(_fft.fftshift)(_shift_rule(_fft.fftshift, _fft.ifftshift))
-rrule(_fft.ifftshift)(_shift_rule(_fft.ifftshift, _fft.fftshift))
+linear(_fft.fftshift, _shift_transpose(_fft.ifftshift))
+linear(_fft.ifftshift, _shift_transpose(_fft.fftshift))

@@ -9,7 +9,7 @@ differentiable to every order.
 
 import numpy as np
 
-from ..extend import Tracked, getitem, plain, primitive, rrule, shape_of
+from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of
 
 
 def normalize_index(index, ndim):
@@ -73,16 +73,13 @@ def index_add(g, index, shape):
     return out
 
 
-@rrule(index_add)
-def index_add_rule(g, index, shape):
-    ans = index_add(g, index, shape)
-    index = normalize_index(index, len(shape))
+def index_add_transpose(ct, ans, g, index, shape):
+    # the gather at index, past the cotangent's leading batch axes
+    nb = len(shape_of(ct)) - len(shape)
+    return _batch_first(_batch_last(ct, nb)[normalize_index(index, len(shape))], nb)
 
-    def index_add_pullback(ct):
-        nb = len(shape_of(ct)) - len(shape)
-        return _batch_first(_batch_last(ct, nb)[index], nb), None, None
 
-    return ans, index_add_pullback
+linear(index_add, index_add_transpose)
 
 
 def _scatter(index, shape, out_ndim):
@@ -281,42 +278,19 @@ def _diagonal_scatter(shape, offset, axis1, axis2):
     return diagonal_scatter
 
 
-@rrule(np.diagonal)
-def diagonal_rule(a, offset=0, axis1=0, axis2=1):
-    ans = np.diagonal(a, offset, axis1, axis2)
-    scatter = _diagonal_scatter(shape_of(a), offset, axis1, axis2)
-
-    def diagonal_pullback(g):
-        return scatter(g), None, None, None
-
-    return ans, diagonal_pullback
+def diagonal_transpose(g, ans, a, offset=0, axis1=0, axis2=1):
+    return _diagonal_scatter(shape_of(a), offset, axis1, axis2)(g)
 
 
-@rrule(np.diag)
-def diag_rule(v, k=0):
-    ans = np.diag(v, k)
+def diag_transpose(g, ans, v, k=0):
     shape = shape_of(v)
-
-    def diag_pullback(g):
-        if len(shape) == 1:  # vector to matrix: read the diagonal back
-            return np.diagonal(g, k, -2, -1), None
-        return _diagonal_scatter(shape, k, 0, 1)(g), None
-
-    return ans, diag_pullback
+    if len(shape) == 1:  # vector to matrix: read the diagonal back
+        return np.diagonal(g, k, -2, -1)
+    return _diagonal_scatter(shape, k, 0, 1)(g)
 
 
-def _triangle_rule(func):
-    def triangle_rule(m, k=0):
-        # a triangle of a matrix (or of a 1-d array broadcast to rows): its own transpose
-        def triangle_pullback(g):
-            return func(g, k), None
-
-        triangle_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return func(m, k), triangle_pullback
-
-    triangle_rule.__qualname__ = f"{func.__name__}_rule"
-    return triangle_rule
-
-
-rrule(np.tril)(_triangle_rule(np.tril))
-rrule(np.triu)(_triangle_rule(np.triu))
+linear(np.diagonal, diagonal_transpose)
+linear(np.diag, diag_transpose)
+# a triangle of a matrix (or of a 1-d array broadcast to rows): its own transpose
+linear(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+linear(np.triu, lambda g, ans, m, k=0: np.triu(g, k))

@@ -10,64 +10,20 @@ import math
 
 import numpy as np
 
-from ..extend import Tracked, nondifferentiable, plain, rrule, shape_of
+from ..extend import nondifferentiable, plain, rrule, shape_of
+from ._linalg import (
+    H,
+    columns,
+    det_vjp,
+    hermitian_adjoint,
+    is_zero,
+    matrices,
+    mT,
+    solve_vjp,
+    svdvals_vjp,
+    uncolumns,
+)
 from ._util import batch_shape, conj_if_complex, rrule_if_present
-
-
-def _mT(x):
-    return x.swapaxes(-1, -2)  # the method: plain arrays skip np.swapaxes' Python layer
-
-
-def _H(x):
-    """The conjugate transpose of the last two axes."""
-    return conj_if_complex(np.swapaxes(x, -1, -2))
-
-
-def _real(x):
-    return np.real(x) if np.iscomplexobj(plain(x)) else x
-
-
-def _diag_embed(d):
-    """Matrices with ``d`` (last axis) on the diagonal."""
-    return np.expand_dims(d, -1) * np.eye(shape_of(d)[-1])
-
-
-def _matrices(g):
-    """A cotangent of a 0-d-per-matrix output (det, norm ...) broadcast against matrices."""
-    return np.expand_dims(g, (-2, -1))
-
-
-def _is_zero(g):
-    """A cotangent the engine filled with zeros for an unused output: it may be skipped.
-    (A tracked cotangent is never skipped: its derivative may be wanted.)"""
-    return not isinstance(g, Tracked) and not np.any(g)
-
-
-def _hermitian_adjoint(s, lower, conj=True):
-    """The cotangent of ``a`` when a function reads only one triangle of ``a`` and takes the
-    other from it by (conjugate) symmetry, given the cotangent ``s`` of the full Hermitian
-    matrix it uses: the strict triangle gets ``s + s^H``, the diagonal its real part."""
-    n = shape_of(s)[-1]
-    weight = np.tri(n) - 0.5 * np.eye(n)
-    if not lower:
-        weight = weight.T
-    return (s + (_H(s) if conj else _mT(s))) * weight
-
-
-def _svdvals_vjp(a, g, hermitian=False):
-    """The cotangent of ``a`` for its singular values: u diag(g) v^H."""
-    u, _, vh = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
-    return np.matmul(u * np.expand_dims(g, -2), vh)
-
-
-def _columns(x, vector):
-    """A right-hand side as columns: a vector ``(..., n)`` becomes ``(..., n, 1)``."""
-    return np.expand_dims(x, -1) if vector else x
-
-
-def _uncolumns(x, vector):
-    return x[..., 0] if vector else x
-
 
 nondifferentiable(np.linalg.matrix_rank)
 
@@ -83,10 +39,10 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
         if b_nd == 1:  # (..., m, k) @ (k,): g is (..., m)
             return np.expand_dims(g, -1) * bc
         if a_nd == 1 and b_nd == 2:  # (k,) @ (k, n): g is (..., n), one matrix product
-            return np.matmul(g, _mT(bc))
+            return np.matmul(g, mT(bc))
         if a_nd == 1:  # (k,) @ (..., k, n): g is (..., n)
-            return np.matmul(np.expand_dims(g, -2), _mT(bc))[..., 0, :]
-        return np.matmul(g, _mT(bc))
+            return np.matmul(np.expand_dims(g, -2), mT(bc))[..., 0, :]
+        return np.matmul(g, mT(bc))
 
     def matmul_b():
         ac = conj_if_complex(a)
@@ -98,7 +54,7 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
             return np.matmul(g, ac)
         if b_nd == 1:
             return np.matmul(np.expand_dims(g, -2), ac)[..., 0, :]
-        return np.matmul(_mT(ac), g)
+        return np.matmul(mT(ac), g)
 
     return matmul_a, matmul_b
 
@@ -132,8 +88,8 @@ def dot_rule(a, b):
         a2 = np.reshape(a, (-1, k))
         b2 = np.reshape(np.moveaxis(b, -2, 0), (k, -1))
         g2 = np.reshape(g, batch_shape(g, a_nd + b_nd - 2) + (a2.shape[0], b2.shape[1]))
-        ga = np.reshape(np.matmul(g2, _H(b2)), shape_of(g2)[:-2] + a_shape)
-        gb = np.reshape(np.matmul(_H(a2), g2), shape_of(g2)[:-2] + (k,) + b_shape[:-2]
+        ga = np.reshape(np.matmul(g2, H(b2)), shape_of(g2)[:-2] + a_shape)
+        gb = np.reshape(np.matmul(H(a2), g2), shape_of(g2)[:-2] + (k,) + b_shape[:-2]
                         + b_shape[-1:])
         return ga, np.moveaxis(gb, -b_nd, -2)
 
@@ -157,13 +113,13 @@ def multi_dot_rule(arrays, *, out=None):
         # the cotangent of mats[i] is (mats[:i] product)^H g (mats[i+1:] product)^H
         left = [g]
         for m in mats[:-1]:
-            left.append(np.matmul(_H(m), left[-1]))
+            left.append(np.matmul(H(m), left[-1]))
         cts = [None] * len(mats)
         right = None
         for i in range(len(mats) - 1, -1, -1):
             cts[i] = left[i] if right is None else np.matmul(left[i], right)
             if i:
-                right = _H(mats[i]) if right is None else np.matmul(right, _H(mats[i]))
+                right = H(mats[i]) if right is None else np.matmul(right, H(mats[i]))
         if first_vector:
             cts[0] = cts[0][..., 0, :]
         if last_vector:
@@ -182,7 +138,7 @@ def matrix_power_rule(a, n):
             return None, None
         b = a if n > 0 else np.linalg.inv(a)
         # d b^m = sum_k b^k db b^(m-1-k): the cotangent of b is sum_k (b^H)^k g (b^H)^(m-1-k)
-        bh = _H(b)
+        bh = H(b)
         powers = [None, bh]
         for _ in range(abs(n) - 2):
             powers.append(np.matmul(powers[-1], bh))
@@ -203,7 +159,7 @@ def inv_rule(a):
     ans = np.linalg.inv(a)
 
     def inv_pullback(g):
-        ah = _H(ans)
+        ah = H(ans)
         return (-np.matmul(np.matmul(ah, g), ah),)
 
     return ans, inv_pullback
@@ -212,7 +168,7 @@ def inv_rule(a):
 def _pinv_vjp(a, x, g):
     """The cotangent of ``a`` for ``x = pinv(a)`` (Golub and Pereyra 1973; valid where
     the rank does not change): -x^H g x^H + (I - a x) g^H x x^H + x^H x g^H (I - x a)."""
-    xh, gh = _H(x), _H(g)
+    xh, gh = H(x), H(g)
     first = -np.matmul(np.matmul(xh, g), xh)
     left = np.matmul(gh, np.matmul(x, xh))
     right = np.matmul(np.matmul(xh, x), gh)
@@ -229,7 +185,7 @@ def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
     def pinv_pullback(g):
         ga = _pinv_vjp(a, ans, g)
         if hermitian:  # computed by eigh, which reads the lower triangle
-            ga = _hermitian_adjoint(ga, lower=True)
+            ga = hermitian_adjoint(ga, lower=True)
         return ga, None, None
 
     return ans, pinv_pullback
@@ -245,7 +201,7 @@ def tensorinv_rule(a, ind=2):
         # the inverse of a seen as an (n, n) matrix, reshaped
         y = np.reshape(ans, (n, n))
         g2 = np.reshape(g, batch_shape(g, len(shape)) + (n, n))
-        ga = -np.matmul(np.matmul(_H(y), g2), _H(y))
+        ga = -np.matmul(np.matmul(H(y), g2), H(y))
         return np.reshape(ga, shape_of(g2)[:-2] + shape), None
 
     return ans, tensorinv_pullback
@@ -253,30 +209,12 @@ def tensorinv_rule(a, ind=2):
 
 # ---------------------------------------------------------------------------- determinants
 
-def _adjugate(a):
-    """adj(a) = det(a) a^-1, also where a is singular: with a = u s v^H,
-    adj(a) = det(v^H) det(u) v adj(s) u^H, adj(s) holding the products of the other
-    singular values."""
-    u, s, vh = np.linalg.svd(a)
-    others = np.prod(np.where(np.eye(shape_of(s)[-1], dtype=bool), 1, np.expand_dims(s, -2)),
-                     axis=-1)
-    scale = _matrices(np.linalg.det(u) * np.linalg.det(vh))
-    return scale * np.matmul(_H(vh) * np.expand_dims(others, -2), _H(u))
-
-
-def _det_vjp(a, ans, g):
-    # d det = tr(adj(a) da) = det tr(a^-1 da)
-    if np.all(plain(ans) != 0):
-        return _matrices(g * conj_if_complex(ans)) * _H(np.linalg.inv(a))
-    return _matrices(g) * _H(_adjugate(a))
-
-
 @rrule(np.linalg.det)
 def det_rule(a):
     ans = np.linalg.det(a)
 
     def det_pullback(g):
-        return (_det_vjp(a, ans, g),)
+        return (det_vjp(a, ans, g),)
 
     return ans, det_pullback
 
@@ -293,19 +231,12 @@ def slogdet_rule(a):
         if np.iscomplexobj(plain(ans.sign)):
             w = g_sign * np.conjugate(ans.sign)
             c = c + (w - np.conjugate(w)) / 2
-        return (_matrices(c) * _H(np.linalg.inv(a)),)
+        return (matrices(c) * H(np.linalg.inv(a)),)
 
     return ans, slogdet_pullback
 
 
 # ---------------------------------------------------------------------------- solves
-
-def _solve_vjp(a_h, x, g, vector, solve=np.linalg.solve):
-    """Cotangents ``(ga, gb)`` of ``x = a^-1 b`` given ``a^H``: gb = a^-H g, ga = -gb x^H."""
-    gb = solve(a_h, _columns(g, vector))
-    ga = -np.matmul(gb, _H(_columns(x, vector)))
-    return ga, _uncolumns(gb, vector)
-
 
 @rrule(np.linalg.solve)
 def solve_rule(a, b):
@@ -315,7 +246,7 @@ def solve_rule(a, b):
     vector = len(shape_of(ans)) < len(shape_of(a))
 
     def solve_pullback(g):
-        return _solve_vjp(_H(a), ans, g, vector)
+        return solve_vjp(H(a), ans, g, vector)
 
     return ans, solve_pullback
 
@@ -337,7 +268,7 @@ def tensorsolve_rule(a, b, axes=None):
         nb = batch_shape(g, len(shape_of(ans)))
         a2 = np.reshape(a, (n, n))
         g2 = np.reshape(g, nb + (n,))
-        ga, gb = _solve_vjp(_H(a2), np.reshape(ans, (n,)), g2, True)
+        ga, gb = solve_vjp(H(a2), np.reshape(ans, (n,)), g2, True)
         ga = np.reshape(ga, nb + shape_of(a))
         if moved is not None:
             ga = np.moveaxis(ga, range(-len(moved), 0), [k - nd for k in moved])
@@ -355,18 +286,18 @@ def lstsq_rule(a, b, *rcond, **kwargs):
     def lstsq_pullback(g):
         # x = pinv(a) b, differentiated where a has full rank
         g_x, g_res, _, g_sv = g
-        x, b_cols = _columns(ans[0], vector), _columns(b, vector)
+        x, b_cols = columns(ans[0], vector), columns(b, vector)
         p = np.linalg.pinv(a)
-        gx = _columns(g_x, vector)
-        gb = np.matmul(_H(p), gx)
-        ga = _pinv_vjp(a, p, np.matmul(gx, _H(b_cols)))
-        if not _is_zero(g_res) and shape_of(ans[1])[-1:] != (0,):
+        gx = columns(g_x, vector)
+        gb = np.matmul(H(p), gx)
+        ga = _pinv_vjp(a, p, np.matmul(gx, H(b_cols)))
+        if not is_zero(g_res) and shape_of(ans[1])[-1:] != (0,):
             # the residual |b - a x|^2 is stationary in x: only its explicit a and b move
             r = (b_cols - np.matmul(a, x)) * np.expand_dims(2 * g_res, -2)
             gb = gb + r
-            ga = ga - np.matmul(r, _H(x))
-        if not _is_zero(g_sv):
-            ga = ga + _svdvals_vjp(a, g_sv)
-        return ga, _uncolumns(gb, vector), None
+            ga = ga - np.matmul(r, H(x))
+        if not is_zero(g_sv):
+            ga = ga + svdvals_vjp(a, g_sv)
+        return ga, uncolumns(gb, vector), None
 
     return ans, lstsq_pullback

@@ -11,8 +11,8 @@ are used.
 import numpy as np
 
 from ..extend import plain, rrule, shape_of
+from ._linalg import H, matrices, real
 from ._util import normalize_axes, rrule_if_present, unreduce
-from .linalg import _H, _matrices, _real
 
 
 def _sign(x):
@@ -117,8 +117,8 @@ def cond_rule(x, p=None):
     def cond_pullback(g):
         # NumPy 1.26 gives a complex x's condition number as a complex number (imaginary
         # part 0): the cotangent of that constant imaginary part reaches nothing
-        g = _real(g)
-        c = _matrices(ans)
+        g = real(g)
+        c = matrices(ans)
         if p in (None, 2, -2):
             # s_max / s_min (or its inverse for p = -2)
             u, s, vh = np.linalg.svd(x, full_matrices=False)
@@ -127,14 +127,14 @@ def cond_rule(x, p=None):
                 top, bottom = bottom, top
             d_top = np.matmul(u[..., top:top + 1], vh[..., top:top + 1, :])
             d_bottom = np.matmul(u[..., bottom:bottom + 1], vh[..., bottom:bottom + 1, :])
-            d = (d_top - c * d_bottom) / _matrices(s[..., bottom])
-            return _matrices(g) * d, None
+            d = (d_top - c * d_bottom) / matrices(s[..., bottom])
+            return matrices(g) * d, None
         # ||x|| ||x^-1||, through the inverse for the second factor
         y = np.linalg.inv(x)
         nx = np.linalg.norm(x, p, (-2, -1), keepdims=True)
         ny = np.linalg.norm(y, p, (-2, -1), keepdims=True)
-        gy = _matrices(g) * nx * _matrix_direction(y, ny, p, nd - 2, nd - 1)
-        gx = _matrices(g) * ny * _matrix_direction(x, nx, p, nd - 2, nd - 1)
-        return gx - np.matmul(np.matmul(_H(y), gy), _H(y)), None
+        gy = matrices(g) * nx * _matrix_direction(y, ny, p, nd - 2, nd - 1)
+        gx = matrices(g) * ny * _matrix_direction(x, nx, p, nd - 2, nd - 1)
+        return gx - np.matmul(np.matmul(H(y), gy), H(y)), None
 
     return ans, cond_pullback

@@ -57,10 +57,8 @@ def _sum_rule(func, nan):
             ct = _masked(unreduce(g, shape, axis, keepdims), _mask(where, a if nan else None))
             return ct, None, None, None, None, (None if initial is _NoValue else g), None
 
-        sum_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, sum_pullback
 
-    sum_rule.__qualname__ = f"{func.__name__}_rule"
     return sum_rule
 
 
@@ -79,10 +77,8 @@ def _mean_rule(func, nan):
             ct = unreduce(g, shape, axis, keepdims) / _count(shape, axis, mask)
             return _masked(ct, mask), None, None, None, None
 
-        mean_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, mean_pullback
 
-    mean_rule.__qualname__ = f"{func.__name__}_rule"
     return mean_rule
 
 
@@ -158,10 +154,8 @@ def _var_rule(func, nan, root):
                 scale = 2 * scale
             return scale * centred, None, None, None, None, None
 
-        var_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, var_pullback
 
-    var_rule.__qualname__ = f"{func.__name__}_rule"
     return var_rule
 
 
@@ -203,10 +197,8 @@ def _extremum_rule(func, nan):
             ct_initial = None if init_share is None else g * init_share
             return g * share, None, None, None, ct_initial, None
 
-        extremum_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, extremum_pullback
 
-    extremum_rule.__qualname__ = f"{func.__name__}_rule"
     return extremum_rule
 
 
@@ -256,10 +248,8 @@ def _prod_rule(func, nan):
                 ct_initial = g * conj_if_complex(np.prod(x, axis=axis, keepdims=True))
             return _masked(ct, mask), None, None, None, None, ct_initial, None
 
-        prod_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, prod_pullback
 
-    prod_rule.__qualname__ = f"{func.__name__}_rule"
     return prod_rule
 
 
@@ -319,7 +309,6 @@ def _reduce_method(func):
     def reduce_method(a, axis=0, **kwargs):
         return func(a, axis=axis, **kwargs)
 
-    reduce_method.__qualname__ = f"{func.__name__}_reduce"
     return reduce_method
 
 

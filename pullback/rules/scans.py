@@ -8,14 +8,14 @@ order) where some are: see ``_cumprod_vjp``.
 
 import numpy as np
 
-from ..extend import Tracked, plain, rrule, shape_of, ufunc_method
+from ..extend import Tracked, name_of, plain, rrule, shape_of, ufunc_method
 from ._util import conj_if_complex
 
 
 def _no_out(func, out):
     if out is not None:
         raise TypeError(
-            f"pullback: np.{func.__name__}(..., out=...) writes into an existing array, "
+            f"pullback: {name_of(func)}(..., out=...) writes into an existing array, "
             "which cannot record a gradient; use the returned value instead"
         )
 
@@ -54,10 +54,8 @@ def _scan_rule(func, vjp, nan=False, include_initial=False):
                 ct = np.where(np.isnan(plain(a)), np.zeros((), plain(ct).dtype), ct)
             return ct, None, None, None
 
-        scan_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, scan_pullback
 
-    scan_rule.__qualname__ = f"{func.__name__}_rule"
     return scan_rule
 
 
@@ -110,11 +108,10 @@ def _cumulative_rule(func, vjp):
 
     def cumulative_rule(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
         if axis is None and len(shape_of(x)) > 1:
-            raise ValueError(f"np.{func.__name__}: axis is required for arrays with ndim > 1")
+            raise ValueError(f"{name_of(func)}: axis is required for arrays with ndim > 1")
         axis = 0 if axis is None else axis
         return rule(x, axis=axis, dtype=dtype, out=out, include_initial=include_initial)
 
-    cumulative_rule.__qualname__ = f"{func.__name__}_rule"
     return cumulative_rule
 
 
@@ -127,7 +124,6 @@ def _accumulate_method(func):
     def accumulate_method(a, axis=0, dtype=None, **kwargs):
         return func(a, axis=axis, dtype=dtype, **kwargs)
 
-    accumulate_method.__qualname__ = f"{func.__name__}_accumulate"
     return accumulate_method
 
 

@@ -14,20 +14,23 @@ import numpy as np
 import scipy.linalg
 
 from ..extend import NoRuleError, plain, rrule, shape_of
-from ._util import conj_if_complex, intercept
-from .linalg import (
-    _H,
-    _columns,
-    _det_vjp,
-    _diag_embed,
-    _hermitian_adjoint,
-    _is_zero,
-    _mT,
-    _real,
-    _solve_vjp,
-    _uncolumns,
+from ._linalg import (
+    H,
+    cholesky_vjp,
+    column_dots,
+    columns,
+    det_vjp,
+    diag_embed,
+    eigh_vjp,
+    hermitian_adjoint,
+    is_zero,
+    mT,
+    real,
+    sandwich,
+    solve_vjp,
+    uncolumns,
 )
-from .linalg_decomp import _cholesky_vjp, _column_dots, _eigh_vjp, _sandwich
+from ._util import conj_if_complex, intercept
 
 solve_triangular = intercept(scipy.linalg, "solve_triangular")
 cho_factor = intercept(scipy.linalg, "cho_factor")
@@ -72,10 +75,10 @@ def _adjoint_solve(solve_with, g, trans):
 
 def _op_solve_vjp(solve_with, x, g, trans, vector):
     """Cotangents ``(ga, gb)`` of ``x = op(a)^-1 b`` (ga for a itself, not op(a))."""
-    gb = _adjoint_solve(solve_with, _columns(g, vector), trans)
-    gm = -np.matmul(gb, _H(_columns(x, vector)))
-    ga = gm if trans == 0 else _mT(gm) if trans == 1 else _H(gm)
-    return ga, _uncolumns(gb, vector)
+    gb = _adjoint_solve(solve_with, columns(g, vector), trans)
+    gm = -np.matmul(gb, H(columns(x, vector)))
+    ga = gm if trans == 0 else mT(gm) if trans == 1 else H(gm)
+    return ga, uncolumns(gb, vector)
 
 
 @rrule(solve_triangular)
@@ -100,7 +103,7 @@ def cholesky_rule(a, lower=False, *args, **kwargs):
     ans = cholesky(a, lower, *args, **kwargs)
 
     def cholesky_pullback(g):
-        return (_cholesky_vjp(ans, g, lower),) + (None,) * 3
+        return (cholesky_vjp(ans, g, lower),) + (None,) * 3
 
     return ans, cholesky_pullback
 
@@ -113,7 +116,7 @@ def cho_factor_rule(a, lower=False, *args, **kwargs):
         # c holds the factor in one triangle and a's own entries in the other
         c, gc = ans[0], g[0]
         tri = _triangle(shape_of(c)[-1], lower)
-        ga = _cholesky_vjp(c * tri, gc * tri, lower) + gc * (1 - tri)
+        ga = cholesky_vjp(c * tri, gc * tri, lower) + gc * (1 - tri)
         return (ga,) + (None,) * 3
 
     return ans, cho_factor_pullback
@@ -127,8 +130,8 @@ def cho_solve_rule(c_and_lower, b, *args, **kwargs):
 
     def cho_solve_pullback(g):
         # x = (l l^H)^-1 b, or (u^H u)^-1 b, with the factor read from c's triangle
-        ga, gb = _solve_vjp((c, lower), ans, g, _vector(b), solve=cho_solve)
-        ga = ga + _H(ga)
+        ga, gb = solve_vjp((c, lower), ans, g, _vector(b), solve=cho_solve)
+        ga = ga + H(ga)
         tri = _triangle(shape_of(c)[-1], lower)
         factor = c * tri
         gc = (np.matmul(ga, factor) if lower else np.matmul(factor, ga)) * tri
@@ -168,10 +171,10 @@ def lu_factor_rule(a, *args, **kwargs):
         # P a = l u; with x = l^-1 P da u^-1: dl = l tril(x, -1), du = triu(x) u
         (lu, piv), glu = ans, g[0]
         low, up, strict = _lu_parts(lu)
-        gx = (np.matmul(_H(low), glu * strict) * strict
-              + np.matmul(glu * (1 - strict), _H(up)) * (1 - strict))
-        gpa = np.matmul(np.matmul(_H(np.linalg.inv(low)), gx), _H(np.linalg.inv(up)))
-        return (np.matmul(_mT(_row_permutation(piv)), gpa),) + (None,) * 2
+        gx = (np.matmul(H(low), glu * strict) * strict
+              + np.matmul(glu * (1 - strict), H(up)) * (1 - strict))
+        gpa = np.matmul(np.matmul(H(np.linalg.inv(low)), gx), H(np.linalg.inv(up)))
+        return (np.matmul(mT(_row_permutation(piv)), gpa),) + (None,) * 2
 
     return ans, lu_factor_pullback
 
@@ -189,7 +192,7 @@ def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
         # a = P^T l u
         low, up, strict = _lu_parts(lu)
         gpa = np.matmul(_row_permutation(piv), ga)
-        glu = np.matmul(gpa, _H(up)) * strict + np.matmul(_H(low), gpa) * (1 - strict)
+        glu = np.matmul(gpa, H(up)) * strict + np.matmul(H(low), gpa) * (1 - strict)
         return ((glu, None), gb) + (None,) * 3
 
     return ans, lu_solve_pullback
@@ -203,7 +206,7 @@ def _frechet_adjoint(f, a, g):
     [0, f(x)]] (Higham, Functions of Matrices, 2008, Thm 3.6); differentiable again."""
     n = shape_of(a)[-1]
     gshape = shape_of(g)
-    ah = np.broadcast_to(_H(a), gshape)
+    ah = np.broadcast_to(H(a), gshape)
     zero = np.zeros(gshape, dtype=np.result_type(plain(a), plain(g)))
     top = np.concatenate([ah, g], axis=-1)
     bottom = np.concatenate([zero, ah], axis=-1)
@@ -232,7 +235,7 @@ def sqrtm_rule(A, *args, **kwargs):
 
     def sqrtm_pullback(g):
         # x x = a: x dx + dx x = da, so ga solves x^H ga + ga x^H = g
-        xh = _H(ans)
+        xh = H(ans)
         return (solve_sylvester(xh, xh, g),) + (None,) * 3
 
     return ans, sqrtm_pullback
@@ -244,8 +247,8 @@ def solve_sylvester_rule(a, b, q):
 
     def solve_sylvester_pullback(g):
         # a x + x b = q: gq solves a^H gq + gq b^H = g; ga = -gq x^H, gb = -x^H gq
-        gq = solve_sylvester(_H(a), _H(b), g)
-        return -np.matmul(gq, _H(ans)), -np.matmul(_H(ans), gq), gq
+        gq = solve_sylvester(H(a), H(b), g)
+        return -np.matmul(gq, H(ans)), -np.matmul(H(ans), gq), gq
 
     return ans, solve_sylvester_pullback
 
@@ -269,14 +272,14 @@ def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_in
             (w, v), gw, gv = eigh(a, b, lower=lower), g, None
         else:
             (w, v), (gw, gv) = ans, g
-        gk = _eigh_vjp(w, v, gw, gv)
-        ga = _hermitian_adjoint(_sandwich(v, gk), lower)
+        gk = eigh_vjp(w, v, gw, gv)
+        ga = hermitian_adjoint(sandwich(v, gk), lower)
         if b is None:
             return ga, None
         gkb = -gk * np.expand_dims(w, -2)
-        if gv is not None and not _is_zero(gv):
-            gkb = gkb - _diag_embed(_real(_column_dots(v, gv))) / 2
-        return ga, _hermitian_adjoint(_sandwich(v, gkb), lower)
+        if gv is not None and not is_zero(gv):
+            gkb = gkb - diag_embed(real(column_dots(v, gv))) / 2
+        return ga, hermitian_adjoint(sandwich(v, gkb), lower)
 
     return ans, eigh_pullback
 
@@ -288,7 +291,7 @@ def det_rule(a, *args, **kwargs):
     ans = det(a, *args, **kwargs)
 
     def det_pullback(g):
-        return (_det_vjp(a, ans, g),) + (None,) * 2
+        return (det_vjp(a, ans, g),) + (None,) * 2
 
     return ans, det_pullback
 
@@ -304,8 +307,8 @@ def _structured(a, assume_a, lower):
         t = a * _triangle(n, lower, strict=True)
         d = a * np.eye(n)
         if kind == "hermitian":
-            return t + _H(t) + _real(d)
-        return t + _mT(t) + d
+            return t + H(t) + real(d)
+        return t + mT(t) + d
     return a * _MASKS[kind](n)
 
 
@@ -316,7 +319,7 @@ def _structure_adjoint(s, assume_a, lower):
     if kind == "general":
         return s
     if kind in ("symmetric", "hermitian"):
-        return _hermitian_adjoint(s, lower, conj=kind == "hermitian")
+        return hermitian_adjoint(s, lower, conj=kind == "hermitian")
     return s * _MASKS[kind](shape_of(s)[-1])
 
 
@@ -354,7 +357,7 @@ def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
         if assume_a == "diagonal" and _inv_diagonal_keeps_the_rest():
             eye = np.eye(shape_of(a)[-1])
             y, rest = ans * eye, g * (1 - eye)
-        yh = _H(y)
+        yh = H(y)
         ga = _structure_adjoint(-np.matmul(np.matmul(yh, g), yh), assume_a, lower)
         return (ga if rest is None else ga + rest), None, None
 
@@ -368,8 +371,8 @@ def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_fi
 
     def solve_pullback(g):
         m = _structured(a, assume_a, lower)
-        ga, gb = _solve_vjp(_H(_mT(m) if transposed else m), ans, g, _vector(b))
-        ga = _structure_adjoint(_mT(ga) if transposed else ga, assume_a, lower)
+        ga, gb = solve_vjp(H(mT(m) if transposed else m), ans, g, _vector(b))
+        ga = _structure_adjoint(mT(ga) if transposed else ga, assume_a, lower)
         return (ga, gb) + (None,) * 6
 
     return ans, solve_pullback

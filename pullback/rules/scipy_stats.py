@@ -22,6 +22,7 @@ Outside the support every derivative is zero (the density and the cdf are consta
 logpdf and pdf take it as zero on the support's edge too.
 """
 
+import functools
 import inspect
 
 import numpy as np
@@ -157,11 +158,9 @@ def _with_signature(dist, method, names):
         bound.apply_defaults()
         return prim(*bound.args)
 
-    method_with_signature.__signature__ = sig
+    functools.update_wrapper(method_with_signature, prim, updated=())
     method_with_signature.__name__ = method
-    method_with_signature.__qualname__ = prim.__qualname__
-    method_with_signature.__doc__ = prim.__doc__
-    method_with_signature.__wrapped__ = prim
+    method_with_signature.__signature__ = sig
     setattr(dist, method, method_with_signature)
     return prim
 

@@ -1,12 +1,14 @@
 """Changing shape, transposing, adding and removing axes, rearranging and tiling.
 
-Each function is linear, so its pullback is its transpose: another shape function applied
-to the cotangent, with axes counted from the end so that leading batch axes are left alone.
+Each function is linear, so it is declared by its transpose: another shape function
+applied to the cotangent, with axes counted from the end so that leading batch axes are
+left alone. ``fliplr`` and ``flipud`` are ``np.flip``; functions of several arrays keep a
+general rule.
 """
 
 import numpy as np
 
-from ..extend import astype, plain, rrule, shape_of
+from ..extend import astype, composite, linear, plain, rrule, shape_of
 from ._util import batch_shape, normalize_axes
 from .indexing import index_add
 
@@ -43,119 +45,79 @@ def _memory_order(a, order):
     return order
 
 
+def reshaping_transpose(g, ans, a, *args, **kwargs):
+    """The transpose of a function that only reshapes (C order): reshape the cotangent back."""
+    return _reshape_back(g, shape_of(a), len(shape_of(ans)))
+
+
 # ---------------------------------------------------------------------------- changing shape
 
-@rrule(np.reshape)
-def reshape_rule(a, *args, **kwargs):
-    ans = np.reshape(a, *args, **kwargs)
+def reshape_transpose(g, ans, a, *args, **kwargs):
     order = _memory_order(a, kwargs.get("order", args[1] if len(args) > 1 else "C"))
+    return _reshape_back(g, shape_of(a), len(shape_of(ans)), order)
+
+
+def ravel_transpose(g, ans, a, order="C"):
     shape = shape_of(a)
-    out_ndim = len(shape_of(ans))
+    if order != "K":
+        return _reshape_back(g, shape, 1, _memory_order(a, order))
+    # memory order: the permutation that ravel applies to an index array laid out like a
+    index = np.empty_like(plain(a), dtype=np.intp)
+    index[...] = np.arange(index.size).reshape(shape)
+    perm = np.ravel(index, order="K")
+    if not np.all(perm == np.arange(perm.size)):
+        g = g[..., np.argsort(perm)]
+    return _reshape_back(g, shape, 1)
 
-    def reshape_pullback(g):
-        return (_reshape_back(g, shape, out_ndim, order),) + (None,) * len(args)
 
-    return ans, reshape_pullback
-
-
-@rrule(np.ravel)
-def ravel_rule(a, order="C"):
-    ans = np.ravel(a, order=order)
-    shape = shape_of(a)
-    if order == "K":
-        # memory order: the permutation that ravel applies to an index array laid out like a
-        index = np.empty_like(plain(a), dtype=np.intp)
-        index[...] = np.arange(index.size).reshape(shape)
-        perm = np.ravel(index, order="K")
-        inverse = None if np.all(perm == np.arange(perm.size)) else np.argsort(perm)
-    else:
-        inverse = None
-        order = _memory_order(a, order)
-
-    def ravel_pullback(g):
-        if order == "K":
-            return (_reshape_back(g if inverse is None else g[..., inverse], shape, 1), None)
-        return (_reshape_back(g, shape, 1, order), None)
-
-    return ans, ravel_pullback
+linear(np.reshape, reshape_transpose)
+linear(np.ravel, ravel_transpose)
 
 
 # ---------------------------------------------------------------------------- transposing
 
-@rrule(np.transpose)
-def transpose_rule(a, axes=None):
-    ans = np.transpose(a, axes)
+def transpose_transpose(g, ans, a, axes=None):
     ndim = len(shape_of(a))
     perm = tuple(range(ndim))[::-1] if axes is None else tuple(int(i) % ndim for i in axes)
-
-    def transpose_pullback(g):
-        return (_transpose_back(g, perm), None)
-
-    return ans, transpose_pullback
+    return _transpose_back(g, perm)
 
 
-@rrule(np.swapaxes)
-def swapaxes_rule(a, axis1, axis2):
-    ans = np.swapaxes(a, axis1, axis2)
+def swapaxes_transpose(g, ans, a, axis1, axis2):
     ndim = len(shape_of(a))
-
-    def swapaxes_pullback(g):
-        return (np.swapaxes(g, _from_end(axis1, ndim), _from_end(axis2, ndim)), None, None)
-
-    return ans, swapaxes_pullback
+    return np.swapaxes(g, _from_end(axis1, ndim), _from_end(axis2, ndim))
 
 
-@rrule(np.moveaxis)
-def moveaxis_rule(a, source, destination):
-    ans = np.moveaxis(a, source, destination)
+def moveaxis_transpose(g, ans, a, source, destination):
     ndim = len(shape_of(a))
-
-    def moveaxis_pullback(g):
-        s = [_from_end(i, ndim) for i in np.atleast_1d(source)]
-        d = [_from_end(i, ndim) for i in np.atleast_1d(destination)]
-        return (np.moveaxis(g, d, s), None, None)
-
-    return ans, moveaxis_pullback
+    s = [_from_end(i, ndim) for i in np.atleast_1d(source)]
+    d = [_from_end(i, ndim) for i in np.atleast_1d(destination)]
+    return np.moveaxis(g, d, s)
 
 
-@rrule(np.rollaxis)
-def rollaxis_rule(a, axis, start=0):
-    ans = np.rollaxis(a, axis, start)
+def rollaxis_transpose(g, ans, a, axis, start=0):
     ndim = len(shape_of(a))
     # the permutation rollaxis applies (NumPy's own reading of axis and start)
     axis, start = int(axis) % ndim, int(start) + ndim if start < 0 else int(start)
     perm = [i for i in range(ndim) if i != axis]
     perm.insert(start - 1 if axis < start else start, axis)
+    return _transpose_back(g, perm)
 
-    def rollaxis_pullback(g):
-        return (_transpose_back(g, perm), None, None)
 
-    return ans, rollaxis_pullback
+linear(np.transpose, transpose_transpose)
+linear(np.swapaxes, swapaxes_transpose)
+linear(np.moveaxis, moveaxis_transpose)
+linear(np.rollaxis, rollaxis_transpose)
 
 
 # ---------------------------------------------------------------------------- adding axes
 
-def _reshape_back_rule(func):
-    def reshape_back_rule(a, *args, **kwargs):
-        ans = func(a, *args, **kwargs)
-        shape = shape_of(a)
-        out_ndim = len(shape_of(ans))
-
-        def reshape_back_pullback(g):
-            return (_reshape_back(g, shape, out_ndim),) + (None,) * len(args)
-
-        reshape_back_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return ans, reshape_back_pullback
-
-    reshape_back_rule.__qualname__ = f"{func.__name__}_rule"
-    return reshape_back_rule
-
-
-for _f in (np.expand_dims, np.squeeze):
-    rrule(_f)(_reshape_back_rule(_f))
+linear(np.expand_dims, reshaping_transpose)
+linear(np.squeeze, reshaping_transpose)
 
 
 def _atleast_rule(func):
+    """The rule of ``np.atleast_1d`` (2d, 3d): one or several arrays in, each reshaped."""
+
     def atleast_rule(*arys):
         ans = func(*arys)
         shapes = [shape_of(a) for a in arys]
@@ -170,25 +132,19 @@ def _atleast_rule(func):
             def atleast_pullback(gs):
                 return tuple(_reshape_back(g, s, n) for g, s, n in zip(gs, shapes, out_ndims))
 
-        atleast_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, atleast_pullback
 
-    atleast_rule.__qualname__ = f"{func.__name__}_rule"
     return atleast_rule
 
 
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     rrule(_f)(_atleast_rule(_f))
 
-
-@rrule(np.broadcast_to)
-def broadcast_to_rule(array, shape, subok=False):
-    ans = np.broadcast_to(array, shape)
-
-    def broadcast_to_pullback(g):
-        return (g, None)  # the engine sums the broadcast axes away
-
-    return ans, broadcast_to_pullback
+# broadcasting, copying and casting: the engine sums the broadcast axes away and casts the
+# cotangent back to the input's dtype
+linear(np.broadcast_to, lambda g, ans, array, shape, subok=False: g)
+linear(np.copy, lambda g, ans, a, *args, **kwargs: g)
+linear(astype, lambda g, ans, x, dtype: g)
 
 
 @rrule(np.broadcast_arrays)
@@ -201,121 +157,70 @@ def broadcast_arrays_rule(*args, subok=False):
     return ans, broadcast_arrays_pullback
 
 
-@rrule(np.copy)
-def copy_rule(a, order="K", subok=False):
-    def copy_pullback(g):
-        return (g, None, None)
-
-    return np.copy(a, order=order), copy_pullback
-
-
-@rrule(astype)
-def astype_rule(x, dtype):
-    ans = astype(x, dtype)
-
-    def astype_pullback(g):
-        return (g, None)  # the engine casts the cotangent back to the input's dtype
-
-    return ans, astype_pullback
-
-
 # ---------------------------------------------------------------------------- rearranging
 
-@rrule(np.flip)
-def flip_rule(m, axis=None):
-    ans = np.flip(m, axis)
+def flip_transpose(g, ans, m, axis=None):
     ndim = len(shape_of(m))
-    axes = tuple(a - ndim for a in normalize_axes(axis, ndim))
-
-    def flip_pullback(g):
-        return (np.flip(g, axes), None)
-
-    return ans, flip_pullback
+    return np.flip(g, tuple(a - ndim for a in normalize_axes(axis, ndim)))
 
 
-@rrule(np.fliplr)
-def fliplr_rule(m):
-    ndim = len(shape_of(m))
-
-    def fliplr_pullback(g):
-        return (np.flip(g, 1 - ndim),)
-
-    return np.fliplr(m), fliplr_pullback
-
-
-@rrule(np.flipud)
-def flipud_rule(m):
-    ndim = len(shape_of(m))
-
-    def flipud_pullback(g):
-        return (np.flip(g, -ndim),)
-
-    return np.flipud(m), flipud_pullback
-
-
-@rrule(np.roll)
-def roll_rule(a, shift, axis=None):
-    ans = np.roll(a, shift, axis)
+def roll_transpose(g, ans, a, shift, axis=None):
     shape = shape_of(a)
     back = tuple(-int(s) for s in np.atleast_1d(shift)) if np.ndim(shift) else -int(shift)
-
-    def roll_pullback(g):
-        if axis is None:  # rolls the flattened array
-            flat = np.reshape(g, batch_shape(g, len(shape)) + (-1,))
-            return (_reshape_back(np.roll(flat, back, -1), shape, 1), None, None)
-        axes = tuple(_from_end(i, len(shape)) for i in np.atleast_1d(axis))
-        return (np.roll(g, back, axes if np.ndim(axis) else axes[0]), None, None)
-
-    return ans, roll_pullback
+    if axis is None:  # rolls the flattened array
+        flat = np.reshape(g, batch_shape(g, len(shape)) + (-1,))
+        return _reshape_back(np.roll(flat, back, -1), shape, 1)
+    axes = tuple(_from_end(i, len(shape)) for i in np.atleast_1d(axis))
+    return np.roll(g, back, axes if np.ndim(axis) else axes[0])
 
 
-@rrule(np.rot90)
-def rot90_rule(m, k=1, axes=(0, 1)):
-    ans = np.rot90(m, k, axes)
+def rot90_transpose(g, ans, m, k=1, axes=(0, 1)):
     ndim = len(shape_of(m))
-    back = (_from_end(axes[0], ndim), _from_end(axes[1], ndim))
+    return np.rot90(g, -k, (_from_end(axes[0], ndim), _from_end(axes[1], ndim)))
 
-    def rot90_pullback(g):
-        return (np.rot90(g, -k, back), None, None)
 
-    return ans, rot90_pullback
+def fliplr_impl(m):
+    if len(shape_of(m)) < 2:
+        raise ValueError("Input must be >= 2-d.")  # NumPy's own check
+    return np.flip(m, 1)
+
+
+def flipud_impl(m):
+    if len(shape_of(m)) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return np.flip(m, 0)
+
+
+linear(np.flip, flip_transpose)
+linear(np.roll, roll_transpose)
+linear(np.rot90, rot90_transpose)
+composite(np.fliplr, fliplr_impl)
+composite(np.flipud, flipud_impl)
 
 
 # ---------------------------------------------------------------------------- tiling
 
-@rrule(np.tile)
-def tile_rule(A, reps):
-    ans = np.tile(A, reps)
+def tile_transpose(g, ans, A, reps):
     shape = shape_of(A)
     reps = tuple(int(r) for r in np.atleast_1d(reps))
     d = max(len(reps), len(shape))
     reps = (1,) * (d - len(reps)) + reps
     grown = (1,) * (d - len(shape)) + shape
-
-    def tile_pullback(g):
-        # the output along each axis is reps[i] copies of the input: sum the copies
-        split = tuple(n for pair in zip(reps, grown) for n in pair)
-        parts = np.reshape(g, batch_shape(g, d) + split)
-        total = np.sum(parts, axis=tuple(range(-2 * d, 0, 2)))
-        return (_reshape_back(total, shape, d), None)
-
-    return ans, tile_pullback
+    # the output along each axis is reps[i] copies of the input: sum the copies
+    split = tuple(n for pair in zip(reps, grown) for n in pair)
+    parts = np.reshape(g, batch_shape(g, d) + split)
+    total = np.sum(parts, axis=tuple(range(-2 * d, 0, 2)))
+    return _reshape_back(total, shape, d)
 
 
-@rrule(np.repeat)
-def repeat_rule(a, repeats, axis=None):
-    ans = np.repeat(a, repeats, axis)
+def repeat_transpose(g, ans, a, repeats, axis=None):
     shape = shape_of(a)
     n = int(np.prod(shape)) if axis is None else shape[axis]
     counts = np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,))
-
-    def repeat_pullback(g):
-        if axis is None:  # repeats the flattened array
-            flat = np.reshape(g, batch_shape(g, 1) + (-1,))
-            return (_reshape_back(_sum_repeats(flat, counts, -1), shape, 1), None, None)
-        return (_sum_repeats(g, counts, _from_end(axis, len(shape))), None, None)
-
-    return ans, repeat_pullback
+    if axis is None:  # repeats the flattened array
+        flat = np.reshape(g, batch_shape(g, 1) + (-1,))
+        return _reshape_back(_sum_repeats(flat, counts, -1), shape, 1)
+    return _sum_repeats(g, counts, _from_end(axis, len(shape)))
 
 
 def _sum_repeats(g, counts, ax):
@@ -331,3 +236,7 @@ def _sum_repeats(g, counts, ax):
     moved = np.moveaxis(g, p, 0)
     back = index_add(moved, (source,), (counts.size,) + shape_of(moved)[1:])
     return np.moveaxis(back, 0, p)
+
+
+linear(np.tile, tile_transpose)
+linear(np.repeat, repeat_transpose)

@@ -164,7 +164,6 @@ def _order_pullback(func, a, ans, q, axis, method, nan, weights=None):
             ct = np.moveaxis(ct, tuple(range(-k, 0)), tuple(i - ndim for i in axes))
         return ct, NO_Q, None, None, None, None, None
 
-    quantile_pullback.__qualname__ = f"{func.__name__}_pullback"
     return quantile_pullback
 
 
@@ -176,7 +175,6 @@ def _quantile_rule(func, nan, scale=1.0):
         q = np.asarray(q) / scale
         return ans, _order_pullback(func, a, ans, q, axis, method, nan, weights)
 
-    quantile_rule.__qualname__ = f"{func.__name__}_rule"
     return quantile_rule
 
 
@@ -185,7 +183,6 @@ def _median_rule(func, nan):
         ans = func(a, axis=axis, keepdims=keepdims)
         return ans, _order_pullback(func, a, ans, np.asarray(0.5), axis, "linear", nan)
 
-    median_rule.__qualname__ = f"{func.__name__}_rule"
     return median_rule
 
 
