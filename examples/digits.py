@@ -3,7 +3,7 @@
 A multinomial logistic regression and a 64-32-10 tanh MLP are trained on scikit-learn's
 bundled 8x8 digits (no download) with minibatch Adam. The models are ordinary NumPy
 functions of a dict of arrays; ``pb.value_and_grad`` gives the loss and its gradient,
-and ``optim.Adam`` updates the dict. Saves ``digits_loss.png``: train and test loss per
+and ``pb.optim.Adam`` updates the dict. Saves ``digits_loss.png``: train and test loss per
 epoch for both models.
 
     python examples/digits.py            # full run, seconds
@@ -19,7 +19,6 @@ from sklearn.model_selection import train_test_split
 from tqdm import tqdm
 
 import pullback as pb
-from pullback import optim
 
 
 def logistic(params, x):
@@ -53,7 +52,7 @@ def train(name, model, params, data, epochs, batch_size, lr, l2, rng):
     x_train, y_train, x_test, y_test = data
     loss = make_loss(model, l2)
     value_and_grad = pb.value_and_grad(loss)
-    opt = optim.Adam(lr)
+    opt = pb.optim.Adam(lr)
     state = opt.init(params)
     history = {"train": [], "test": []}
     for _ in tqdm(range(epochs), desc=f"{name:8s}", unit="epoch"):

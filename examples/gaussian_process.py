@@ -3,7 +3,7 @@
 Noisy samples of a 1-d function are modelled by a GP with a squared-exponential kernel.
 Its three log-hyperparameters (length scale, signal variance, noise variance) minimise
 the negative log marginal likelihood, written in plain NumPy with a Cholesky factor.
-The fit is done twice: with L-BFGS-B through ``pullback.optimize.minimize`` (gradient
+The fit is done twice: with L-BFGS-B through ``pb.minimize`` (gradient
 from pullback), and with SciPy's trust-exact method given ``jac=pb.grad(nll)`` and
 ``hess=pb.hessian(nll)``. The two optima must agree. Saves ``gp_fit.png``: the data and
 the posterior mean with a band of two standard deviations.
@@ -19,7 +19,6 @@ import numpy as np
 import scipy.optimize
 
 import pullback as pb
-from pullback.optimize import minimize
 
 NAMES = ("length scale", "signal variance", "noise variance")
 
@@ -91,7 +90,7 @@ def main():
     print(f"{n} points of sin(3x) + 0.3x with noise of variance 0.04; "
           f"start at log-hyperparameters {theta0}")
 
-    lbfgs = minimize(nll, theta0, args=(x, y), method="L-BFGS-B")
+    lbfgs = pb.minimize(nll, theta0, args=(x, y), method="L-BFGS-B")
     exact = scipy.optimize.minimize(nll, theta0, args=(x, y), jac=pb.grad(nll),
                                     hess=pb.hessian(nll), method="trust-exact")
 

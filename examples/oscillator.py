@@ -2,7 +2,7 @@
 
 The oscillator x'' + 2 zeta omega x' + omega^2 x = 0 is integrated with a fixed-step
 fourth-order Runge-Kutta scheme written in plain NumPy: a Python loop over the steps,
-through which pullback differentiates. ``pullback.optimize.minimize`` (BFGS) fits zeta and
+through which pullback differentiates. ``pb.minimize`` (BFGS) fits zeta and
 omega, passed as a dict, to noisy positions by least squares. Saves ``oscillator_fit.png``:
 the observations, the true trajectory and the fitted one.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pullback.optimize import minimize
+import pullback as pb
 
 TRUE = {"zeta": 0.15, "omega": 2.0}
 X0, V0 = 1.0, 0.0                 # known initial position and velocity
@@ -83,7 +83,7 @@ def main():
     print(f"{n_obs} noisy positions (noise sd 0.05) over t in [0, 10]; "
           f"RK4 with dt = {dt} ({every * (n_obs - 1)} steps per simulation)")
 
-    result = minimize(loss, start, args=(observed, dt, every), method="BFGS")
+    result = pb.minimize(loss, start, args=(observed, dt, every), method="BFGS")
     fitted = {name: float(value) for name, value in result.x.items()}
     print(f"BFGS: {result.nit} iterations, {result.nfev} simulations, success {result.success}")
     print(f"{'':8s} {'true':>8s} {'start':>8s} {'fitted':>8s}")

@@ -3,7 +3,7 @@
 A 10-32-1 tanh network predicts disease progression in scikit-learn's bundled diabetes
 data (442 patients, 10 standardised measurements; no download). The weights are
 ``pb.param``s, the loss is plain NumPy on them, ``loss.backward()`` fills each ``.grad``
-and ``optim.Adam.step`` moves the params in place (and resets ``.grad``). The test error
+and ``pb.optim.Adam.step`` moves the params in place (and resets ``.grad``). The test error
 is computed under ``pb.no_grad()``, which records nothing. Prints the losses every few
 epochs and saves ``tracker_loss.png``.
 
@@ -19,7 +19,6 @@ from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
 import pullback as pb
-from pullback import optim
 
 
 def save_plot(history, path):
@@ -71,7 +70,7 @@ def main():
     def loss(x, y):
         return np.mean((predict(x) - y) ** 2) + 1e-2 * (np.sum(W1 ** 2) + np.sum(W2 ** 2))
 
-    opt = optim.Adam(1e-3)
+    opt = pb.optim.Adam(1e-3)
     history = {"train": [], "test": []}
     print(f"{'epoch':>5s} {'train mse':>10s} {'test mse':>10s}")
     for epoch in range(1, epochs + 1):

@@ -1,6 +1,6 @@
 """pullback: reverse-mode automatic differentiation for plain NumPy code."""
 
-from . import rules  # noqa: F401  (registers the derivative rules)
+from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
 from .api import grad, value_and_grad, vjp
 from .core import Tracked, no_grad
 from .extend import (
@@ -19,6 +19,7 @@ from .extend import (
     stop_gradient,
     ufunc_method,
 )
+from .optimize import minimize
 from .registry import (
     LossError,
     NestedDifferentiationError,
@@ -42,5 +43,5 @@ __all__ = [
     "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
     "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
-    "tree_flatten", "tree_unflatten", "tree_map",
+    "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",
 ]
