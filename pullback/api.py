@@ -1,6 +1,10 @@
 """The functional face: grad, value_and_grad and vjp, built on ``backward.linearize``."""
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
 
 from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
 from .tree import tree_flatten, tree_map, tree_unflatten
@@ -8,7 +12,9 @@ from .tree import tree_flatten, tree_map, tree_unflatten
 __all__ = ["grad", "value_and_grad", "vjp"]
 
 
-def value_and_grad(f, argnums=0, has_aux=False, losscheck=True):
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False,
+                   losscheck: bool = True) -> Callable[..., tuple[Any, Any]]:
     """``f``'s value and its gradient with respect to ``argnums``, as plain arrays.
 
     ``f`` must return a real scalar (or ``(scalar, aux)`` with ``has_aux=True``). Arguments
@@ -22,7 +28,7 @@ def value_and_grad(f, argnums=0, has_aux=False, losscheck=True):
     fname = fname_of(f)
 
     @functools.wraps(f)
-    def value_and_grad_f(*args, **kwargs):
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin = Linearized(f, args, kwargs, nums)
         out = lin.out
@@ -43,7 +49,8 @@ def value_and_grad(f, argnums=0, has_aux=False, losscheck=True):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False, losscheck=True):
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         losscheck: bool = True) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``argnums``.
 
     Returns plain arrays of the arguments' shapes and dtypes (a tuple for a tuple of
@@ -57,14 +64,24 @@ def grad(f, argnums=0, has_aux=False, losscheck=True):
     vg = value_and_grad(f, argnums, has_aux, losscheck)
 
     @functools.wraps(f)
-    def grad_f(*args, **kwargs):
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
     return grad_f
 
 
-def vjp(f, *primals, has_aux=False):
+@overload
+def vjp(f: Callable[..., Any], *primals: Any,
+        has_aux: Literal[False] = False) -> tuple[Any, VJP]: ...
+
+
+@overload
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: Literal[True]) -> tuple[Any, VJP, Any]: ...
+
+
+def vjp(f: Callable[..., Any], *primals: Any,
+        has_aux: bool = False) -> tuple[Any, VJP] | tuple[Any, VJP, Any]:
     """``(out, vjp_fn)``: ``f(*primals)`` and its pullback ``vjp_fn(cotangent)``, which
     returns one cotangent per primal and may be called as often as you like.
 

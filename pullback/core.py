@@ -13,6 +13,7 @@ import functools
 import inspect
 import itertools
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -457,6 +458,8 @@ class Tracked(ArrayMethods):
     """
 
     __slots__ = ("value", "level", "seq", "args", "rule")
+    backward: Any  # the Tracker face's backward() and .grad (tracker.py)
+    grad: Any
     __array_priority__ = 1000.0
     __hash__ = object.__hash__
 

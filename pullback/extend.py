@@ -8,7 +8,11 @@ functions that have rules: no rule of its own), and a general ``rrule`` with a n
 pullback. ``rrule``'s docstring states what a pullback receives and returns.
 """
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +48,9 @@ from .registry import (
 )
 from .tree import tree_flatten, tree_map, tree_unflatten
 
+# a general rule: the function's arguments to ``(out, pullback)``
+Rule = Callable[..., tuple[Any, Callable[[Any], Any]]]
+
 __all__ = [
     # registration
     "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
@@ -69,7 +76,7 @@ def _levels(tree):
 
 # ---------------------------------------------------------------------------- checkpoint
 
-def checkpoint(f):
+def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     """``f`` with the same values and gradients, whose intermediates are not kept: the
     graph records one node per call, and the backward pass runs ``f`` again (with NumPy's
     global random state as it was) to pull back through it. Over a chain of ``n`` layers,
@@ -88,7 +95,7 @@ def checkpoint(f):
     fname = fname_of(f)
 
     @functools.wraps(f)
-    def checkpointed(*args, **kwargs):
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
         if state.no_grad:
             return f(*args, **kwargs)
         leaves, treedef = tree_flatten((args, kwargs))
@@ -140,7 +147,7 @@ def checkpoint(f):
 
 # ------------------------------------------------------------- hook, stop_gradient, nobacksies
 
-def hook(fn, x):
+def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     """``x`` itself, except that on the way back the cotangent of ``x`` is ``fn`` of the
     cotangent of the result (at every level of nested differentiation). ``fn`` gets a
     cotangent that may carry leading batch axes (Jacobians), so write it elementwise or
@@ -162,7 +169,7 @@ def hook(fn, x):
     return record(hook(fn, x.value), hook_pullback, x.level, (x,))
 
 
-def stop_gradient(x):
+def stop_gradient(x: Any) -> Any:
     """``x`` as a constant: the plain value under every box, so no gradient flows through
     it at any level (Tracker's ``data(x)``). Works on pytrees.
 
@@ -172,7 +179,7 @@ def stop_gradient(x):
     return tree_map(plain, x)
 
 
-def nobacksies(rule):
+def nobacksies(rule: Rule) -> Rule:
     """Mark a rule whose pullback must not be differentiated again (decorator, under
     ``@pb.rrule(f)``): first derivatives work, and the pullback runs on plain values (so
     it may call anything); differentiating its result (a second derivative of ``f``, or
@@ -193,11 +200,11 @@ def nobacksies(rule):
     >>> pb.grad(pb.grad(softplus))(0.0)
     Traceback (most recent call last):
     ...
-    pullback.registry.NestedDifferentiationError: pullback: the rule for ...softplus is marked nobacksies, ...
+    pullback.registry.NestedDifferentiationError: pullback: the rule for ...softplus is marked ...
     """
 
     @functools.wraps(rule)
-    def nobacksies_rule(*args, **kwargs):
+    def nobacksies_rule(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
         out, pullback = rule(*args, **kwargs)
         below = _levels((args, kwargs))
 
@@ -211,7 +218,7 @@ def nobacksies(rule):
         return out, nobacksies_pullback
 
     # the function the rule is registered for: rrule fills it in, for the error message
-    nobacksies_rule.registered_for = rule
+    nobacksies_rule.registered_for = rule  # type: ignore[attr-defined]
     return nobacksies_rule
 
 

@@ -14,9 +14,13 @@ already made, starting at 0) returning a float. Params keep their dtype (float32
 float32).
 """
 
+from __future__ import annotations
+
+import collections
 import math
 import numbers
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,8 +34,13 @@ __all__ = [
     "exponential_decay", "cosine_decay",
 ]
 
+Schedule = Callable[[int], float]  # the step count to a learning rate
+Ps = TypeVar("Ps", bound=Iterable[Param])
 
-class OptState(NamedTuple):
+
+# the field ``count`` shadows the method tuple.count, which type checkers reject in a
+# typing.NamedTuple; the same namedtuple, with its fields annotated on a subclass, is typed
+class OptState(collections.namedtuple("OptState", ["count", "buffers"])):
     """An optimizer's state for ``opt.update``: ``count``, the number of updates made, and
     ``buffers``, a dict from buffer name (PyTorch's: ``"momentum_buffer"``, ``"exp_avg"``,
     ``"exp_avg_sq"``, ``"square_avg"``) to a pytree of the params' structure. It is a
@@ -42,8 +51,9 @@ class OptState(NamedTuple):
     (0, ['exp_avg', 'exp_avg_sq'])
     """
 
+    __slots__ = ()
     count: int
-    buffers: dict
+    buffers: dict[str, Any]
 
 
 # ---------------------------------------------------------------------------- checks
@@ -118,16 +128,17 @@ class Optimizer:
     returns the change of ``x`` and the new buffers, computed without writing to any
     input."""
 
-    buffers = ()
+    buffers: tuple[str, ...] = ()
 
-    def __init__(self, lr):
+    def __init__(self, lr: float | Schedule) -> None:
         self.lr = _schedule(lr)
-        self._slots = {}  # id(param) -> (param, count, buffers): the Tracker face's state
+        # id(param) -> (param, count, buffers): the Tracker face's state
+        self._slots: dict[int, tuple[Param, int, dict[str, Any]]] = {}
         self.count = 0  # the number of step() calls made
 
     # -- the functional face
 
-    def init(self, params):
+    def init(self, params: Any) -> OptState:
         """The state for ``update``: step count 0 and zero buffers shaped as ``params``."""
         leaves, _ = tree_flatten(params)
         for i, x in enumerate(leaves):
@@ -135,7 +146,7 @@ class Optimizer:
         zeros = lambda x: np.zeros_like(plain(x))
         return OptState(0, {name: tree_map(zeros, params) for name in self.buffers})
 
-    def update(self, params, grads, state):
+    def update(self, params: Any, grads: Any, state: OptState) -> tuple[Any, OptState]:
         """One step: ``(new_params, new_state)``; ``params``, ``grads`` and ``state`` are
         left as they were. ``grads`` has the structure of ``params``."""
         leaves, treedef = tree_flatten(params)
@@ -152,7 +163,8 @@ class Optimizer:
             )
         slots = {name: tree_flatten(tree)[0] for name, tree in state.buffers.items()}
         lr = _lr_at(self.lr, state.count)
-        new_leaves, new_slots = [], {name: [] for name in self.buffers}
+        new_leaves: list[Any] = []
+        new_slots: dict[str, list[Any]] = {name: [] for name in self.buffers}
         for i, (x, g) in enumerate(zip(leaves, gleaves)):
             g = _gradient(g, x, f"leaf {i} of params")
             delta, bufs = self._step(x, g, {n: slots[n][i] for n in self.buffers}, lr,
@@ -165,7 +177,7 @@ class Optimizer:
 
     # -- the Tracker face
 
-    def step(self, ps, gs=None):
+    def step(self, ps: Ps, gs: Grads | None = None) -> Ps:
         """Update each param of ``ps`` (a ``pb.Params`` or an iterable of ``pb.param``) in
         place with its gradient in ``gs`` (a ``pb.Grads``), or its ``.grad`` when ``gs`` is
         None; each ``.grad`` is reset. Returns ``ps``."""
@@ -205,7 +217,11 @@ class Optimizer:
         self.count += 1
         return ps
 
-    def __repr__(self):
+    def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
+              count: int) -> tuple[Any, dict[str, Any]]:
+        raise NotImplementedError(f"pullback: {type(self).__name__} must define _step")
+
+    def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
@@ -224,7 +240,8 @@ class SGD(Optimizer):
     {'w': array([0.9, 2.1])}
     """
 
-    def __init__(self, lr, momentum=0.0, nesterov=False, weight_decay=0.0):
+    def __init__(self, lr: float | Schedule, momentum: float = 0.0, nesterov: bool = False,
+                 weight_decay: float = 0.0) -> None:
         super().__init__(lr)
         self.momentum = _number(momentum, "momentum")
         self.nesterov = bool(nesterov)
@@ -233,7 +250,8 @@ class SGD(Optimizer):
             raise ValueError("pullback: nesterov=True needs a momentum > 0")
         self.buffers = ("momentum_buffer",) if self.momentum else ()
 
-    def _step(self, x, g, buffers, lr, count):
+    def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
+              count: int) -> tuple[Any, dict[str, Any]]:
         if self.weight_decay:
             g = g + self.weight_decay * x
         if not self.momentum:
@@ -255,7 +273,7 @@ class Momentum(SGD):
     [0.54 1.08]
     """
 
-    def __init__(self, lr, momentum=0.9):
+    def __init__(self, lr: float | Schedule, momentum: float = 0.9) -> None:
         super().__init__(lr, momentum=momentum)
 
 
@@ -275,14 +293,16 @@ class Adam(Optimizer):
 
     buffers = ("exp_avg", "exp_avg_sq")
 
-    def __init__(self, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0):
+    def __init__(self, lr: float | Schedule = 1e-3, b1: float = 0.9, b2: float = 0.999,
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
         super().__init__(lr)
         self.b1 = _number(b1, "b1", high=1.0, high_open=True)
         self.b2 = _number(b2, "b2", high=1.0, high_open=True)
         self.eps = _number(eps, "eps")
         self.weight_decay = _number(weight_decay, "weight_decay")
 
-    def _direction(self, g, buffers, count):
+    def _direction(self, g: Any, buffers: dict[str, Any],
+                   count: int) -> tuple[Any, dict[str, Any]]:
         """The new buffers and ``m_hat / (sqrt(v_hat) + eps)`` written as PyTorch does."""
         t = count + 1
         m = self.b1 * buffers["exp_avg"] + (1 - self.b1) * g
@@ -290,7 +310,8 @@ class Adam(Optimizer):
         denom = np.sqrt(v) / math.sqrt(1 - self.b2 ** t) + self.eps
         return m / (1 - self.b1 ** t) / denom, {"exp_avg": m, "exp_avg_sq": v}
 
-    def _step(self, x, g, buffers, lr, count):
+    def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
+              count: int) -> tuple[Any, dict[str, Any]]:
         if self.weight_decay:
             g = g + self.weight_decay * x
         d, buffers = self._direction(g, buffers, count)
@@ -308,10 +329,12 @@ class AdamW(Adam):
     [1.9]
     """
 
-    def __init__(self, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-2):
+    def __init__(self, lr: float | Schedule = 1e-3, b1: float = 0.9, b2: float = 0.999,
+                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
         super().__init__(lr, b1, b2, eps, weight_decay)
 
-    def _step(self, x, g, buffers, lr, count):
+    def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
+              count: int) -> tuple[Any, dict[str, Any]]:
         d, buffers = self._direction(g, buffers, count)
         return -lr * (self.weight_decay * x + d), buffers
 
@@ -328,14 +351,16 @@ class RMSProp(Optimizer):
     [0.98]
     """
 
-    def __init__(self, lr=1e-2, decay=0.9, eps=1e-8, momentum=0.0):
+    def __init__(self, lr: float | Schedule = 1e-2, decay: float = 0.9, eps: float = 1e-8,
+                 momentum: float = 0.0) -> None:
         super().__init__(lr)
         self.decay = _number(decay, "decay", high=1.0, high_open=True)
         self.eps = _number(eps, "eps")
         self.momentum = _number(momentum, "momentum")
         self.buffers = ("square_avg", "momentum_buffer") if self.momentum else ("square_avg",)
 
-    def _step(self, x, g, buffers, lr, count):
+    def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
+              count: int) -> tuple[Any, dict[str, Any]]:
         s = self.decay * buffers["square_avg"] + (1 - self.decay) * g * g
         d = g / (np.sqrt(s) + self.eps)
         if not self.momentum:
@@ -344,7 +369,7 @@ class RMSProp(Optimizer):
         return -lr * b, {"square_avg": s, "momentum_buffer": b}
 
 
-def update(opt, ps, gs=None):
+def update(opt: Optimizer, ps: Ps, gs: Grads | None = None) -> Ps:
     """``opt.step(ps, gs)``: Flux's ``update!(opt, ps, gs)``. Each param of ``ps`` moves in
     place and its ``.grad`` is reset.
 
@@ -365,7 +390,7 @@ def update(opt, ps, gs=None):
 
 # ---------------------------------------------------------------------------- schedules
 
-def exponential_decay(lr, rate, steps):
+def exponential_decay(lr: float, rate: float, steps: float) -> Schedule:
     """The schedule ``lr * rate ** (count / steps)``: ``lr`` times ``rate`` every
     ``steps`` updates, decaying smoothly in between.
 
@@ -378,13 +403,13 @@ def exponential_decay(lr, rate, steps):
     if steps == 0:
         raise ValueError("pullback: exponential_decay needs steps > 0")
 
-    def exponential_decay_schedule(count):
+    def exponential_decay_schedule(count: int) -> float:
         return lr * rate ** (count / steps)
 
     return exponential_decay_schedule
 
 
-def cosine_decay(lr, steps, alpha=0.0):
+def cosine_decay(lr: float, steps: float, alpha: float = 0.0) -> Schedule:
     """The schedule ``lr * ((1 - alpha) * (1 + cos(pi * min(count, steps) / steps)) / 2 +
     alpha)``: from ``lr`` at step 0 down to ``alpha * lr`` at ``steps``, then constant.
 
@@ -397,7 +422,7 @@ def cosine_decay(lr, steps, alpha=0.0):
     if steps == 0:
         raise ValueError("pullback: cosine_decay needs steps > 0")
 
-    def cosine_decay_schedule(count):
+    def cosine_decay_schedule(count: int) -> float:
         fraction = min(count, steps) / steps
         return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
 

@@ -6,8 +6,12 @@ methods that use second derivatives; constraints without a ``jac`` get theirs fr
 ``jacobian``. SciPy is imported when ``minimize`` is called: it is an optional extra.
 """
 
+from __future__ import annotations
+
 import copy
 import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +19,9 @@ from .api import value_and_grad
 from .core import plain
 from .transforms import hessian, hvp, jacobian
 from .tree import tree_flatten, tree_unflatten
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 __all__ = ["minimize"]
 
@@ -294,8 +301,13 @@ def flat_callback(callback, flat):
 
 # ---------------------------------------------------------------------------- minimize
 
-def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
-             constraints=(), tol=None, callback=None, options=None):
+def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
+             method: str | Callable[..., Any] | None = None,
+             jac: Callable[..., Any] | str | bool | None = None, hess: Any = None,
+             hessp: Callable[..., Any] | None = None, bounds: Any = None,
+             constraints: Any = (), tol: float | None = None,
+             callback: Callable[..., Any] | None = None,
+             options: dict[str, Any] | None = None) -> OptimizeResult:
     """``scipy.optimize.minimize`` with exact derivatives from pullback. It takes SciPy's
     arguments and returns SciPy's ``OptimizeResult``.
 

@@ -8,10 +8,17 @@ other), and the registration functions rule authors call: ``rrule``, ``elementwi
 rule; the engine above reads these tables.
 """
 
+from __future__ import annotations
+
 import operator
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import DTypeLike
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # ---------------------------------------------------------------------------- errors
 
@@ -43,18 +50,20 @@ class NestedDifferentiationError(RuntimeError):
 
 # ---------------------------------------------------------------------------- the tables
 
-rules = {}          # function -> a general rrule, or an Elementwise / Unbatched / Composite
-origin = {}         # function -> the module that registered its rule
-nondiff = set()     # functions whose outputs are constants
-ufunc_methods = {}  # (ufunc, method) -> a function computing it with functions that have rules
+# function -> a general rrule, or an Elementwise / Unbatched / Composite
+rules: dict[Callable[..., Any], Any] = {}
+origin: dict[Callable[..., Any], str] = {}  # function -> the module that registered its rule
+nondiff: set[Callable[..., Any]] = set()  # functions whose outputs are constants
+# (ufunc, method) -> a function computing it with functions that have rules
+ufunc_methods: dict[tuple[np.ufunc, str], Callable[..., Any]] = {}
 
 
-def getitem(x, index):
+def getitem(x: Any, index: Any) -> Any:
     """``x[index]`` as a function, so that indexing has a rule like any other."""
     return x[index]
 
 
-def astype(x, dtype):
+def astype(x: Any, dtype: DTypeLike) -> Any:
     """``x.astype(dtype)`` as a function, so that casting has a rule."""
     return x.astype(dtype)
 
@@ -133,7 +142,7 @@ class NotImplementedCotangent:
         self.reason = reason
 
 
-def not_implemented(reason):
+def not_implemented(reason: str) -> NotImplementedCotangent:
     """A cotangent entry saying the rule has no derivative for this argument; it raises
     ``NoRuleError`` with ``reason`` only if that argument is tracked.
 
@@ -155,7 +164,7 @@ def _interceptable(func):
             or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
 
 
-def rrule(func, batched=True):
+def rrule(func: Callable[..., Any], batched: bool = True) -> Callable[[F], F]:
     """Register a reverse rule for ``func`` (decorator).
 
     The rule takes ``func``'s arguments, with the differentiated ones one level down (plain
@@ -189,7 +198,7 @@ def rrule(func, batched=True):
             "@pb.primitive first and register the rule for the decorated function"
         )
 
-    def register(rule):
+    def register(rule: F) -> F:
         if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
             rule.registered_for = func
         _register(func, rule if batched else Unbatched(rule))
@@ -198,7 +207,7 @@ def rrule(func, batched=True):
     return register
 
 
-def elementwise(func, *derivs, singular=False):
+def elementwise(func: Callable[..., Any], *derivs: Any, singular: bool = False) -> None:
     """Declare an elementwise function by its local derivatives (a table row).
 
     Each ``deriv(ans, *args)`` returns d ans / d arg; pass ``pb.ONE`` or ``pb.MINUS_ONE``
@@ -213,7 +222,7 @@ def elementwise(func, *derivs, singular=False):
     _register(func, Elementwise(func, derivs, singular))
 
 
-def linear(func, transpose):
+def linear(func: Callable[..., Any], transpose: Callable[..., Any]) -> None:
     """Declare ``func``, linear in its first argument, by its transpose (JAX's
     ``deflinear``). ``transpose(g, ans, x, *args, **kwargs)`` maps the output's cotangent
     ``g`` (which may carry leading batch axes) to ``x``'s; ``ans`` is ``func``'s output and
@@ -235,7 +244,7 @@ def linear(func, transpose):
     _register(func, linear_rule)
 
 
-def composite(func, impl):
+def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:
     """Declare that on tracked values ``func`` is computed by ``impl``, a function made of
     functions that have rules: ``func`` needs no rule of its own (its derivatives are
     those of ``impl``, to every order).
@@ -247,7 +256,7 @@ def composite(func, impl):
     _register(func, Composite(impl))
 
 
-def nondifferentiable(*funcs):
+def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     """Declare functions whose outputs are constants (comparisons, rounding, argmax ...):
     on tracked values they return plain results.
 
@@ -260,7 +269,7 @@ def nondifferentiable(*funcs):
         rules.pop(func, None)
 
 
-def ufunc_method(ufunc, method):
+def ufunc_method(ufunc: np.ufunc, method: str) -> Callable[[F], F]:
     """Declare how ``ufunc.method`` (``reduce``, ``accumulate``, ``reduceat``) is computed
     on tracked values, in terms of functions that have rules (decorator). ``outer`` is
     computed for every ufunc with a rule, and ``at`` is refused, by the engine itself.
@@ -269,14 +278,14 @@ def ufunc_method(ufunc, method):
     ... def maximum_reduce(a, axis=0, **kwargs):
     ...     return np.max(a, axis=axis, **kwargs)
     """
-    def register(impl):
+    def register(impl: F) -> F:
         ufunc_methods[(ufunc, method)] = impl
         return impl
 
     return register
 
 
-def registered_rules(package="pullback"):
+def registered_rules(package: str | None = "pullback") -> list[Callable[..., Any]]:
     """The functions with a rule registered from modules of ``package`` (every rule for
     ``package=None``).
 
@@ -287,7 +296,7 @@ def registered_rules(package="pullback"):
             if package is None or origin.get(f, "").split(".")[0] == package]
 
 
-def registered_nondifferentiable():
+def registered_nondifferentiable() -> set[Callable[..., Any]]:
     """The functions declared non-differentiable.
 
     >>> np.argmax in pb.registered_nondifferentiable()
@@ -296,7 +305,7 @@ def registered_nondifferentiable():
     return set(nondiff)
 
 
-def name_of(func):
+def name_of(func: Any) -> str:
     """How messages name ``func``: ``np.linalg.solve``, ``scipy.special.gamma``, ...
 
     >>> pb.name_of(np.linalg.solve), pb.name_of(np.sin)
@@ -306,8 +315,8 @@ def name_of(func):
         return f"np.{func.__name__}"
     if func is getitem:
         return "indexing (x[...])"
-    mod = getattr(func, "__module__", "") or ""
-    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    mod: str = getattr(func, "__module__", "") or ""
+    name: str = getattr(func, "__qualname__", "") or getattr(func, "__name__", repr(func))
     if mod.startswith("numpy"):
         sub = [p for p in mod.split(".")[1:] if not p.startswith("_") and p != "core"]
         return ".".join(["np", *sub, name])

@@ -1,5 +1,10 @@
 """Checking derivatives against central finite differences, in float64."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .api import vjp
@@ -41,7 +46,8 @@ def _axpy(eps, v, x):
                                     for xi, vi in zip(lx, lv)])
 
 
-def check_grads(f, *args, order=2, eps=1e-6, rtol=1e-6, atol=1e-7, seed=0):
+def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 1e-6,
+                rtol: float = 1e-6, atol: float = 1e-7, seed: int = 0) -> None:
     """Compare ``f``'s reverse-mode derivatives with central finite differences in float64.
 
     Along a random direction ``v`` and a random output cotangent ``u``, checks
@@ -68,7 +74,7 @@ def check_grads(f, *args, order=2, eps=1e-6, rtol=1e-6, atol=1e-7, seed=0):
             f"give {numeric:.12g} (relative error {rel:.3g}, order {order} left to check)"
         )
     if order > 1:
-        def pullback_of(*xs_and_u):
+        def pullback_of(*xs_and_u: Any) -> Any:
             return vjp(f, *xs_and_u[:-1])[1](xs_and_u[-1])
 
         pullback_of.__qualname__ = f"pullback of {getattr(f, '__qualname__', 'f')}"
@@ -76,7 +82,7 @@ def check_grads(f, *args, order=2, eps=1e-6, rtol=1e-6, atol=1e-7, seed=0):
                     seed=seed + 1)
 
 
-def check_batched(f, *args, batch=3, seed=0):
+def check_batched(f: Callable[..., Any], *args: Any, batch: int = 3, seed: int = 0) -> None:
     """Check that a stack of ``batch`` cotangents sent back through one pass gives the same
     cotangents as ``batch`` separate passes (every pullback must accept batch axes).
 

@@ -4,7 +4,13 @@ A thin layer on the same engine as ``grad``: ``backward()`` runs the same backwa
 and adds the cotangents of the params it reaches into their ``.grad``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .backward import backward_pass, scalar_seed, strip, writeable
 from .core import Tracked, box_at, live_levels, plain, tracker_level
@@ -22,11 +28,11 @@ class Param(Tracked):
 
     __slots__ = ("grad",)
 
-    def __init__(self, value, level):
+    def __init__(self, value: Any, level: int) -> None:
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Reset ``.grad`` to zeros (in place where it is a plain array).
 
         >>> W = pb.param(np.ones(2)); np.sum(W * 3.0).backward()
@@ -38,11 +44,11 @@ class Param(Tracked):
         else:
             self.grad = np.zeros_like(plain(self.value))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"param({plain(self)!r})"
 
 
-def param(x):
+def param(x: ArrayLike | Tracked) -> Param:
     """A tracked leaf holding a copy of ``x`` as floating point: use it in plain NumPy
     code, call ``.backward()`` on the loss, and read ``.grad``.
 
@@ -50,6 +56,7 @@ def param(x):
     >>> loss = np.sum(np.tanh(np.ones((4, 3)) @ W)); loss.backward(); W.grad.shape
     (3, 2)
     """
+    value: Tracked | np.ndarray
     if isinstance(x, Tracked):
         value = x
     else:
@@ -73,7 +80,8 @@ def _accumulate(p, ct):
         p.grad = p.grad + ct
 
 
-def backward(self, cotangent=None, retain_graph=False, losscheck=True):
+def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
+             retain_graph: bool = False, losscheck: bool = True) -> None:
     """Send the gradient of this value back to every ``param`` it depends on, adding into
     their ``.grad`` (Tracker's ``back!``). A non-scalar value needs an explicit
     ``cotangent``. The graph is freed unless ``retain_graph=True``.
@@ -110,7 +118,7 @@ def backward(self, cotangent=None, retain_graph=False, losscheck=True):
 Tracked.backward = backward
 
 
-def _grad_of_nonparam(self):
+def _grad_of_nonparam(self: Tracked) -> Any:
     raise AttributeError(
         "pullback: only values made with pb.param hold .grad; use pb.grad or pb.gradient "
         "for the gradient of an intermediate value"
@@ -128,13 +136,13 @@ class Params:
     2
     """
 
-    def __init__(self, params=()):
-        self._params = []
-        self._ids = set()
+    def __init__(self, params: Iterable[Param] = ()) -> None:
+        self._params: list[Param] = []
+        self._ids: set[int] = set()
         for p in params:
             self.add(p)
 
-    def add(self, p):
+    def add(self, p: Param) -> None:
         if not isinstance(p, Param):
             raise TypeError(
                 f"pullback: Params holds values made with pb.param, got {type(p).__name__}"
@@ -143,16 +151,16 @@ class Params:
             self._ids.add(id(p))
             self._params.append(p)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Param]:
         return iter(self._params)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._params)
 
-    def __contains__(self, p):
+    def __contains__(self, p: object) -> bool:
         return id(p) in self._ids
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Params({self._params!r})"
 
 
@@ -165,10 +173,10 @@ class Grads:
     (array([0.5, 0.5]), array(2.))
     """
 
-    def __init__(self, pairs):
+    def __init__(self, pairs: Iterable[tuple[Param, Any]]) -> None:
         self._grads = {id(p): (p, g) for p, g in pairs}
 
-    def __getitem__(self, p):
+    def __getitem__(self, p: Param) -> Any:
         try:
             return self._grads[id(p)][1]
         except KeyError:
@@ -176,26 +184,27 @@ class Grads:
                 "pullback: this value is not one of the Params the gradient was taken for"
             ) from None
 
-    def __contains__(self, p):
+    def __contains__(self, p: object) -> bool:
         return id(p) in self._grads
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Param]:
         return (p for p, _ in self._grads.values())
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._grads)
 
-    def items(self):
+    def items(self) -> list[tuple[Param, Any]]:
         return list(self._grads.values())
 
-    def values(self):
+    def values(self) -> list[Any]:
         return [g for _, g in self._grads.values()]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Grads({len(self)} params)"
 
 
-def gradient(fn, params, losscheck=True):
+def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
+             losscheck: bool = True) -> Grads:
     """Out-of-place gradients of the scalar ``fn()`` with respect to ``params``, as a
     ``Grads``; the params' ``.grad`` is left alone (Tracker's ``gradient``).
 
@@ -206,7 +215,7 @@ def gradient(fn, params, losscheck=True):
     params = params if isinstance(params, Params) else Params(params)
     y = fn()
     seed = scalar_seed(y, "gradient()", losscheck)
-    leaves = {}
+    leaves: dict[Any, Any] = {}
     levels = sorted({p.level for p in params}, reverse=True)
     for level in levels:
         node = box_at(y, level)
@@ -219,7 +228,7 @@ def gradient(fn, params, losscheck=True):
     return Grads(pairs)
 
 
-def update(x, delta):
+def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
     ``update!``). Returns ``x``.
 

@@ -7,8 +7,12 @@ Hessians push a whole stack of basis vectors through the recorded graph in one p
 leading batch axis.
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +99,8 @@ def _tangent_pullback(pull, outs, fname):
     return VJP(ulin, flat, fname), live
 
 
-def jvp(f, primals, tangents):
+def jvp(f: Callable[..., Any], primals: Iterable[Any],
+        tangents: Iterable[Any]) -> tuple[Any, Any]:
     """``(out, tangent_out)``: ``f(*primals)`` and the Jacobian-vector product
     ``J @ tangents`` (forward mode), from the same reverse rules (differentiating the
     pullback with respect to its cotangent). ``primals`` and ``tangents`` are tuples of
@@ -128,7 +133,8 @@ def jvp(f, primals, tangents):
 
 # ---------------------------------------------------------------------------- Jacobians
 
-def jacobian(f, argnums=0, chunk_size=None):
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+             chunk_size: int | None = None) -> Callable[..., Any]:
     """The Jacobian of ``f`` with respect to argument(s) ``argnums``, in reverse mode: one
     backward pass pushes every row's cotangent through the graph at once (at most
     ``chunk_size`` per pass, to cap memory).
@@ -144,7 +150,7 @@ def jacobian(f, argnums=0, chunk_size=None):
     fname = fname_of(f)
 
     @functools.wraps(f)
-    def jacobian_f(*args, **kwargs):
+    def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
         _require_real(outs, fname, "outputs", "take np.real/np.imag of them, or use pb.vjp")
@@ -181,7 +187,8 @@ def jacobian(f, argnums=0, chunk_size=None):
     return jacobian_f
 
 
-def jacfwd(f, argnums=0, chunk_size=None):
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           chunk_size: int | None = None) -> Callable[..., Any]:
     """The Jacobian of ``f`` with respect to argument(s) ``argnums``, in forward mode: the
     double vjp pushes every input direction through at once (at most ``chunk_size`` per
     pass). Same result and structure as ``jacobian``; cheapest when the input is smaller
@@ -195,7 +202,7 @@ def jacfwd(f, argnums=0, chunk_size=None):
     fname = fname_of(f)
 
     @functools.wraps(f)
-    def jacfwd_f(*args, **kwargs):
+    def jacfwd_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
         leaves = [x for _, flat, _ in lin.inputs for x in flat]
@@ -283,7 +290,8 @@ def _diagonal_blocks(pull, outs, shape):
     return blocks
 
 
-def hessian(f, argnums=0, chunk_size=None):
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            chunk_size: int | None = None) -> Callable[..., Any]:
     """The Hessian of scalar-valued ``f`` with respect to argument(s) ``argnums``: the
     Jacobian of its gradient, reverse over reverse, all rows in one batched pass (at most
     ``chunk_size`` per pass). For one argument ``H.shape == x.shape + x.shape``; for a
@@ -296,7 +304,8 @@ def hessian(f, argnums=0, chunk_size=None):
     return jacobian(grad(f, argnums), argnums, chunk_size)
 
 
-def hvp(f, primals, tangents, argnums=None):
+def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
+        argnums: int | Sequence[int] | None = None) -> Any:
     """The Hessian-vector products ``H @ v`` of scalar-valued ``f`` at ``primals``, one per
     differentiated primal (all of them unless ``argnums`` says otherwise; ``tangents`` has
     one entry per differentiated primal), without forming ``H``: the pullback of the

@@ -1,8 +1,16 @@
 """Pytrees: nested tuples, lists and dicts of arrays, flattened to a list of leaves."""
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
+
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map"]
 
 LEAF = None  # the treedef of a leaf
+
+# a treedef: LEAF, or (the node's type, the children's treedefs, a dict's keys or None)
+TreeDef: TypeAlias = "tuple[type, list[TreeDef], list[Any] | None] | None"
 
 
 def _is_namedtuple(kind):
@@ -32,19 +40,19 @@ def _build(spec, it):
     return kind(built)
 
 
-def tree_flatten(tree):
+def tree_flatten(tree: Any) -> tuple[list[Any], TreeDef]:
     """``(leaves, treedef)``: the leaves in order, and the structure to rebuild them.
 
     >>> leaves, treedef = pb.tree_flatten({"W": np.ones(2), "b": (0.5, 1.5)})
     >>> leaves
     [array([1., 1.]), 0.5, 1.5]
     """
-    leaves = []
+    leaves: list[Any] = []
     treedef = _walk(tree, leaves)
     return leaves, treedef
 
 
-def tree_unflatten(treedef, leaves):
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     """Rebuild the structure ``treedef`` with ``leaves`` in order.
 
     >>> leaves, treedef = pb.tree_flatten({"W": np.ones(2), "b": (0.5, 1.5)})
@@ -54,7 +62,7 @@ def tree_unflatten(treedef, leaves):
     return _build(treedef, iter(leaves))
 
 
-def tree_map(fn, tree):
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
     """``tree`` with ``fn`` applied to every leaf.
 
     >>> pb.tree_map(np.zeros_like, {"W": np.ones(2), "b": (np.ones(1),)})

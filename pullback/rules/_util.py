@@ -55,7 +55,7 @@ def intercept(owner, name):
     return wrapped
 
 
-_intercepted = set()  # the wrappers intercept has put in place
+_intercepted: set = set()  # the wrappers intercept has put in place
 
 
 def rrule_if_present(module, name):

@@ -24,7 +24,7 @@ def _negative(axis, ndim):
     return int(axis) % ndim - ndim
 
 
-def _along(ax, index):
+def _index_from_end(ax, index):
     """An index selecting ``index`` along axis ``ax`` (negative), past any batch axes."""
     return (Ellipsis, index) + (slice(None),) * (-ax - 1)
 
@@ -36,7 +36,7 @@ def _resize(y, axes, sizes):
         shape = shape_of(y)
         n = shape[ax]
         if m < n:
-            y = y[_along(ax, slice(0, m))]
+            y = y[_index_from_end(ax, slice(0, m))]
         elif m > n:
             pad = list(shape)
             pad[ax] = m - n

@@ -15,7 +15,7 @@ from ._linalg import H, matrices, real
 from ._util import normalize_axes, rrule_if_present, unreduce
 
 
-def _sign(x):
+def _phase(x):
     """x / |x|, and 0 at 0."""
     if np.iscomplexobj(plain(x)):
         size = np.abs(x)
@@ -23,7 +23,7 @@ def _sign(x):
     return np.sign(plain(x))
 
 
-def _share(hit, axes):
+def _share_ties(hit, axes):
     """The places of a max or min along ``axes``, ties sharing equally."""
     return hit / np.sum(hit, axis=axes, keepdims=True)
 
@@ -33,16 +33,16 @@ def _vector_direction(x, n, ord, axes):
     if ord == 0:
         return None
     if ord in (np.inf, -np.inf):
-        return _share(np.abs(plain(x)) == plain(n), axes) * _sign(x)
+        return _share_ties(np.abs(plain(x)) == plain(n), axes) * _phase(x)
     if ord == 1:
-        return _sign(x)
+        return _phase(x)
     safe = np.where(plain(n) == 0, 1, n)  # the norm at 0 has gradient 0
     if ord == 2:
         return x / safe
     # (sum |x|^p)^(1/p): sign(x) (|x| / n)^(p - 1), and 0 where x is 0
     size = np.abs(x)
     zero = plain(size) == 0
-    return np.where(zero, 0, _sign(x) * (np.where(zero, 1, size) / safe) ** (ord - 1))
+    return np.where(zero, 0, _phase(x) * (np.where(zero, 1, size) / safe) ** (ord - 1))
 
 
 def _matrix_direction(x, n, ord, row, col):
@@ -58,7 +58,7 @@ def _matrix_direction(x, n, ord, row, col):
     # 1 and -1: the extreme column sum; inf and -inf: the extreme row sum
     summed, across = (row, col) if ord in (1, -1) else (col, row)
     sums = np.sum(np.abs(plain(x)), axis=summed, keepdims=True)
-    return _share(sums == plain(n), across) * _sign(x)
+    return _share_ties(sums == plain(n), across) * _phase(x)
 
 
 def _norm_pullback(x, ans, axes, keepdims, direction):
