@@ -3,8 +3,9 @@ values) for random indices of every form NumPy reads, and its gradient equals fi
 differences of the same code on plain arrays.
 
 An index is built from integers (negative too), slices (steps, negative steps, empty),
-integer arrays and lists (broadcast shapes, repeats, 0-d, empty), boolean masks over one
-or more axes, 0-d booleans, ``None`` and ``...`` in every position.
+integer arrays, lists and tuples (broadcast shapes, repeats, 0-d, empty), boolean masks
+over one or more axes, 0-d booleans, ``None`` and ``...`` in every position (often
+standing for no axes at all, between advanced indices, where NumPy's layout turns on it).
 """
 
 import numpy as np
@@ -26,7 +27,7 @@ def _axis_item(draw, side, target):
     kinds = ["slice", "array", "list", "tuple"] + (["int", "0-d array"] if side else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "slice":
-        bound = st.none() | st.none() | st.integers(-side - 1, side + 1)
+        bound = st.none() | st.integers(-side - 1, side + 1)
         step = st.none() | st.sampled_from([1, 2, 3, -1, -2, -3])
         return slice(draw(bound), draw(bound), draw(step))
     if kind == "int":
