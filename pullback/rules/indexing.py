@@ -12,38 +12,92 @@ import numpy as np
 from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of
 
 
+def _plain_item(i):
+    if isinstance(i, Tracked):
+        raise TypeError(
+            "pullback: an index must be a plain integer, slice or array, not a tracked "
+            "value; use np.argmax/np.argsort or i.value to build indices"
+        )
+    if isinstance(i, (list, tuple)):  # NumPy reads a sequence as an array, an empty one as intp
+        i = np.asarray(i)
+        if i.size == 0 and i.dtype.kind not in "biu":
+            i = i.astype(np.intp)
+    return i
+
+
+def _is_array(i):
+    return isinstance(i, (np.ndarray, bool, np.bool_))
+
+
+def _advanced(items):
+    """The positions of the advanced indices in ``items``: arrays (0-d ones too) and
+    booleans, and integers where one of those is present."""
+    if not any(_is_array(i) for i in items):
+        return []
+    return [k for k, i in enumerate(items) if _is_array(i) or isinstance(i, (int, np.integer))]
+
+
+def _together(positions):
+    return not positions or positions[-1] - positions[0] + 1 == len(positions)
+
+
+def _advanced_ndim(i):
+    """The number of axes the advanced index ``i`` gives (a mask or a boolean gives one)."""
+    if isinstance(i, np.ndarray) and i.dtype != bool:
+        return i.ndim
+    return 1 if _is_array(i) else 0
+
+
 def normalize_index(index, ndim):
-    """``index`` as a tuple with lists made arrays and ``...`` spelled out, so that axes a
-    cotangent carries after the indexed ones are left alone."""
+    """``index`` for an array of ``ndim`` axes as ``(items, front)``. ``items`` is a tuple
+    (sequences made arrays, ``...`` spelled out as slices) that takes the leading ``ndim``
+    axes of an array with more axes as ``index`` takes them, and leaves the others alone.
+    ``front`` is ``(start, count)``: the ``count`` axes of ``x[items]`` from ``start`` on
+    are the first axes of ``x[index]`` (``start`` is 0 where nothing moves).
+
+    NumPy leaves the axes of the advanced indices where the first one stands when those
+    indices stand next to each other in the index, and puts them first when anything
+    stands between them, even an ``...`` of no axes, which ``items`` spells as nothing.
+    """
     if not isinstance(index, tuple):
         index = (index,)
-    items = []
-    for i in index:
-        if isinstance(i, Tracked):
-            raise TypeError(
-                "pullback: an index must be a plain integer, slice or array, not a tracked "
-                "value; use np.argmax/np.argsort or i.value to build indices"
-            )
-        if isinstance(i, list):
-            i = np.asarray(i)
-        items.append(i)
+    index = [_plain_item(i) for i in index]
     consumed = 0
-    for i in items:
+    for i in index:
         if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
             continue
-        if isinstance(i, np.ndarray) and i.dtype == bool:
-            consumed += i.ndim
-        else:
-            consumed += 1
+        consumed += i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1
+    items = list(index)
     for k, i in enumerate(items):
         if i is Ellipsis:
             items[k:k + 1] = [slice(None)] * (ndim - consumed)
             break
-    return tuple(items)
+    items = tuple(items)
+    advanced = _advanced(items)
+    if _together(_advanced(index)) or not _together(advanced):
+        return items, (0, 0)
+    # only slices and None stand before the first advanced index: one axis each
+    return items, (advanced[0], max(_advanced_ndim(items[k]) for k in advanced))
 
 
-def _gathers(index):
-    return any(isinstance(i, np.ndarray) and i.dtype != bool for i in index)
+def _numpy_layout(y, front):
+    """``x[items]`` laid out as ``x[index]`` (see ``normalize_index``)."""
+    start, count = front
+    if not (start and count):
+        return y
+    return np.moveaxis(y, tuple(range(start, start + count)), tuple(range(count)))
+
+
+def _items_layout(y, front):
+    """``x[index]`` laid out as ``x[items]``: the inverse of ``_numpy_layout``."""
+    start, count = front
+    if not (start and count):
+        return y
+    return np.moveaxis(y, tuple(range(count)), tuple(range(start, start + count)))
+
+
+def _gathers(items):
+    return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
 
 
 def _batch_last(g, nb):
@@ -64,32 +118,35 @@ def index_add(g, index, shape):
     >>> index_add(np.ones(3), [0, 0, 2], (4,))
     array([2., 0., 1., 0.])
     """
-    index = normalize_index(index, len(shape))
+    items, front = normalize_index(index, len(shape))
+    g = _items_layout(g, front)
     out = np.zeros(shape, dtype=np.result_type(g))
-    if _gathers(index):
-        np.add.at(out, index, g)
+    if _gathers(items):
+        np.add.at(out, items, g)
     else:
-        out[index] = g
+        out[items] = g
     return out
 
 
 def index_add_transpose(ct, ans, g, index, shape):
     # the gather at index, past the cotangent's leading batch axes
     nb = len(shape_of(ct)) - len(shape)
-    return _batch_first(_batch_last(ct, nb)[normalize_index(index, len(shape))], nb)
+    items, front = normalize_index(index, len(shape))
+    return _batch_first(_numpy_layout(_batch_last(ct, nb)[items], front), nb)
 
 
 linear(index_add, index_add_transpose)
 
 
-def _scatter(index, shape, out_ndim):
-    """The pullback of ``x[index]`` (index normalized) for ``x`` of ``shape``."""
+def _scatter(items, front, shape, out_ndim):
+    """The pullback of ``x[index]`` for ``x`` of ``shape``, ``index`` normalized."""
 
     def scatter(g):
         gshape = shape_of(g)
         nb = len(gshape) - out_ndim
-        # batch axes go last, where the index leaves them alone, and come back first
-        return _batch_first(index_add(_batch_last(g, nb), index, shape + gshape[:nb]), nb)
+        # batch axes go last, where the items leave them alone, and come back first
+        g = _items_layout(_batch_last(g, nb), front)
+        return _batch_first(index_add(g, items, shape + gshape[:nb]), nb)
 
     return scatter
 
@@ -97,9 +154,9 @@ def _scatter(index, shape, out_ndim):
 def _gather(x, index):
     """``x[index]`` and the pullback of the gather."""
     shape = shape_of(x)
-    index = normalize_index(index, len(shape))
+    items, front = normalize_index(index, len(shape))
     ans = x[index]
-    return ans, _scatter(index, shape, len(shape_of(ans)))
+    return ans, _scatter(items, front, shape, len(shape_of(ans)))
 
 
 def _flat_gather(x, indices):
@@ -270,7 +327,7 @@ def _diagonal_scatter(shape, offset, axis1, axis2):
     """The pullback of ``np.diagonal(x, offset, axis1, axis2)`` for ``x`` of ``shape``."""
     index, position = _diagonal_index(shape, offset, axis1, axis2)
     out_ndim = len(shape) - 1
-    scatter = _scatter(index, shape, out_ndim)
+    scatter = _scatter(*normalize_index(index, len(shape)), shape, out_ndim)
 
     def diagonal_scatter(g):
         return scatter(np.moveaxis(g, -1, position - out_ndim))

@@ -35,6 +35,16 @@ INDICES = [
     ("empty tuple", np.s_[()]),
     ("list of ints", [1, 2, 1]),
     ("empty array", np.s_[np.array([], dtype=int)]),
+    # NumPy puts the axes of advanced indices first when anything stands between them, even
+    # an ... of no axes; without it they would stay in place
+    ("... of no axes between advanced", np.s_[:, [0, 2], ..., 1]),
+    ("None, ... of no axes between advanced", np.s_[None, [0, 0], ..., 0, 1]),
+    ("mask ... int array of no axes", np.s_[None, MASK_4, ..., [[0], [2]], 1]),
+    ("bool scalar ... of no axes", np.s_[1:3, True, ..., 0, [1, 2]]),
+    ("... of no axes, advanced together", np.s_[[1, 2], ..., 0, 2]),
+    ("empty list", []),
+    ("empty nested list", [[]]),
+    ("tuple with repeats", np.s_[(0, 0, -4), 1]),
 ]
 
 SPECS = [Spec(getitem, [X], call=lambda x, i=index: x[i], name=f"x[{label}]")
@@ -48,6 +58,8 @@ SPECS += [
     Spec(index_add, [(2, 3)], call=lambda g: index_add(g, np.s_[..., 1:4], (2, 5)),
          name="index_add(slice)"),
     Spec(index_add, [(3,)], call=lambda g: index_add(g, MASK_4, (4,)), name="index_add(mask)"),
+    Spec(index_add, [(2, 4)], call=lambda g: index_add(g, np.s_[:, [0, 2], ..., 1], X),
+         name="index_add(... of no axes between advanced)"),
     Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [0, 2, 2, -1], **kw),
          kwargs={"axis": [None, 0, -1]}),
     Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [[5, -7]], **kw),
@@ -104,6 +116,31 @@ def test_advanced_indices_apart_move_first():
     expected[0, :, 2] = g[0]
     expected[1, :, 3] = g[1]
     np.testing.assert_array_equal(vjp_fn(g)[0], expected)
+
+
+@pytest.mark.parametrize("shape, dtype, index", [
+    ((2, 3, 4), np.float64, np.s_[:, [0, 2], ..., 1]),
+    ((1, 1), np.float32, np.s_[None, np.array([0, 0]), ..., 0]),
+    ((2, 3), np.float32, np.s_[None, 1, ..., [0, 2, 2]]),
+    ((3,), np.float64, []),
+])
+def test_values_are_numpys(shape, dtype, index):
+    x = np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+    out, _ = pb.vjp(lambda x: x[index], x)
+    assert out.shape == x[index].shape and out.dtype == dtype
+    np.testing.assert_array_equal(out, x[index])
+
+
+def test_ellipsis_of_no_axes_between_advanced_indices():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    index = (slice(None), [0, 2], ..., 1)
+    w = np.arange(4.0).reshape(2, 2)
+
+    def loss(x):
+        return np.sum(x[index] * w)
+
+    assert pb.value_and_grad(loss)(x)[0] == loss(x)
+    pb.check_grads(loss, x, order=2)
 
 
 def test_tracked_index_is_refused():
