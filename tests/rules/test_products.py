@@ -70,6 +70,9 @@ SPECS = [
     Spec(np.cross, [((3, 2), (2, 3, 1))], kwargs={"axis": [0]}, call=lambda a, b, axis: np.cross(
         a, np.moveaxis(b, 1, 0), axis=axis), name="np.cross(axis)"),
     Spec(np.cross, [((2, 3), (3,))], domain="complex", name="np.cross(complex)"),
+    # the rule's own call differentiated again: the product's value feeds on into the loss
+    Spec(np.cross, [((3,), (3,)), ((2, 3), (2, 3))], kwargs={"axis": [None, -1]},
+         call=lambda a, b, axis: np.cross(a, b, axis=axis) * a, name="np.cross(times a)"),
     # convolution (1-d): holomorphic in both; correlate conjugates its second argument
     Spec(np.convolve, [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((1,), (3,))],
          kwargs={"mode": ["full", "same", "valid"]}),
