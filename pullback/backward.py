@@ -6,7 +6,7 @@ import heapq
 import numpy as np
 
 from .core import Tracked, plain
-from .dispatch import _scan
+from .dispatch import _scan  # noqa: F401  (dispatch must load before the registry)
 from .registry import Elementwise, NoRuleError, NotImplementedCotangent, Pick
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
@@ -124,7 +124,7 @@ def _match(node, cts):
     pairs = []
     for i, (a, ct) in enumerate(zip(args, cts)):
         if ct.__class__ is NotImplementedCotangent:
-            if _scan((a,))[0] == level:  # only an error if the argument was tracked here
+            if _tracked_at(a, level):  # only an error if the argument was tracked here
                 raise NoRuleError(
                     f"pullback: {_pullback_name(node.rule)} has no derivative with "
                     f"respect to argument {i} ({ct.reason}); pass it as a plain value"
@@ -135,6 +135,14 @@ def _match(node, cts):
         elif (type(a) is list or type(a) is tuple) and ct is not None:
             _match_nested(a, ct, level, pairs)
     return pairs
+
+
+def _tracked_at(a, level):
+    """Whether ``a`` (or a value in its nested lists) is tracked at ``level``; the level
+    has finished by the time its backward pass runs, so ``_scan`` would not see it."""
+    if isinstance(a, Tracked):
+        return a.level == level
+    return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
 
 
 def _match_nested(args, cts, level, pairs):

@@ -154,3 +154,9 @@ def test_interp_slope_at_the_knots_and_outside_them():
     x = np.array([-1.0, 1.0, 4.0, 9.0])
     g = pb.grad(lambda x: np.sum(np.interp(x, _XP, fp)))(x)
     np.testing.assert_allclose(g, [0.0, 2.0, 4.0, 0.0])  # x = 1: the slope of [1, 1.5]
+
+
+def test_interp_sample_points_have_no_rule():
+    x, fp = np.linspace(0.0, 1.0, 5), np.array([1.0, -1.0, 2.0, 0.5])
+    with pytest.raises(pb.NoRuleError, match="the sample points xp"):
+        pb.grad(lambda xp: np.sum(np.interp(x, xp, fp)))(np.linspace(0.0, 1.0, 4))
