@@ -170,6 +170,17 @@ def imag_rule(val):
     return np.imag(val), imag_pullback
 
 
+@rrule(np.real_if_close)
+def real_if_close_rule(a, tol=100):
+    ans = np.real_if_close(a, tol)
+
+    def real_if_close_pullback(g):
+        # the identity, or the real part (as np.real) where the imaginary parts were dropped
+        return (g, None)
+
+    return ans, real_if_close_pullback
+
+
 @rrule(np.angle)
 def angle_rule(z, deg=False):
     complex_input = np.iscomplexobj(plain(z))

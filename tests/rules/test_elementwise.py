@@ -104,6 +104,14 @@ SPECS += [Spec(f, COMPLEX_UNARY, domain="complex", name=f"np.{f.__name__}(comple
 SPECS += [Spec(np.nan_to_num, [(4,), (2, 3)], name="np.nan_to_num(complex)",
                domain=_complex_with_nonfinite,
                kwargs={"posinf": [5.0], "neginf": [-5.0]})]
+SPECS += [Spec(np.real_if_close, COMPLEX_UNARY, domain="complex",
+               name="np.real_if_close(complex)"),
+          Spec(np.real_if_close, SMALL, name="np.real_if_close(real)"),
+          # imaginary parts within tol: the result is the real part
+          Spec(np.real_if_close, SMALL, call=lambda x: np.real_if_close(x + 1e-20j),
+               name="np.real_if_close(nearly real)"),
+          Spec(np.real_if_close, SMALL, call=lambda x: np.real_if_close(x * (1 + 1e-20j)) ** 2,
+               name="np.real_if_close(nearly real, squared)")]
 SPECS += [Spec(np.angle, COMPLEX_UNARY, domain="complex", kwargs={"deg": [True]},
                name="np.angle(complex, deg)")]
 
