@@ -1,6 +1,6 @@
-"""scipy.stats distributions: pdf, logpdf, cdf and logcdf (pmf and logpmf for the Poisson
-distribution) with respect to the variate, loc, scale and shape parameters; dirichlet and
-multivariate_normal pdf and logpdf.
+"""scipy.stats distributions: pdf, logpdf, cdf, logcdf, sf and logsf (pmf and logpmf for
+the Poisson distribution) with respect to the variate, loc, scale and shape parameters;
+dirichlet and multivariate_normal pdf and logpdf.
 
 A distribution's methods are plain Python, so each is replaced on the distribution
 instance (``scipy.stats.norm.logpdf`` ...) by a ``pullback.primitive``. The univariate
@@ -10,7 +10,8 @@ loc) / scale:
 
     d logpdf / dx = h'(z) / scale,   d / dloc = -h'(z) / scale,
     d logpdf / dscale = -(1 + z h'(z)) / scale,   d / dshape = dh / dshape,
-    d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf.
+    d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf,
+    d sf = -d cdf (sf = 1 - cdf), and logcdf and logsf divide by the cdf and the sf.
 
 A row needs every argument in its place, so the method on the instance is a function with
 the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``, ``gamma.cdf(x, a,
@@ -111,11 +112,23 @@ def _pdf_partial(fam, which):
     return pdf_partial
 
 
-def _cdf_partial(fam, which, log):
+def _cdf_partial(fam, which, log, survival=False):
     """d cdf / d(argument ``which``) (or of logcdf: divided by the cdf); None for a shape
-    parameter."""
+    parameter. With ``survival``, those of sf = 1 - cdf (and logsf: divided by the sf)."""
     if isinstance(which, int):
         return None
+    if survival:
+        partial = _cdf_partial(fam, which, log=False)
+        if not log:
+            return lambda ans, *args: -partial(ans, *args)
+
+        def logsf_partial(ans, x, *params):
+            # -pdf / sf; where the logsf is -inf the logpdf is too, and this is 0
+            finite = plain(ans) > -np.inf
+            density = np.exp(fam.dist.logpdf(x, *params) - np.where(finite, ans, 0))
+            return -density * {"x": 1, "loc": -1, "scale": -(x - params[-2]) / params[-1]}[which]
+
+        return logsf_partial
 
     def cdf_partial(ans, x, *params):
         loc, scale = params[-2], params[-1]
@@ -174,9 +187,10 @@ def _register_family(fam):
     for method, partial in [("logpdf", _logpdf_partial), ("pdf", _pdf_partial)]:
         elementwise(_with_signature(dist, method, names),
                     *[partial(fam, w) for w in which], singular=True)
-    for method, log in [("cdf", False), ("logcdf", True)]:
+    for method, log, survival in [("cdf", False, False), ("logcdf", True, False),
+                                  ("sf", False, True), ("logsf", True, True)]:
         elementwise(_with_signature(dist, method, names),
-                    *[_cdf_partial(fam, w, log) for w in which], singular=True)
+                    *[_cdf_partial(fam, w, log, survival) for w in which], singular=True)
 
 
 for _fam in FAMILIES:

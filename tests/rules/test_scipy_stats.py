@@ -11,6 +11,10 @@ def _near0(rng, shape):
     return rng.uniform(-0.3, 0.3, shape)
 
 
+def _tail(rng, shape):
+    return rng.choice([-1.0, 1.0], shape) * rng.uniform(8.0, 30.0, shape)
+
+
 def _frac(rng, shape):
     return rng.uniform(0.1, 0.9, shape)
 
@@ -35,7 +39,7 @@ def _prim(method):
     return method.__wrapped__
 
 
-METHODS = ["logpdf", "pdf", "cdf", "logcdf"]
+METHODS = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
 # name, variate domain, shape parameters (domain, a constant for the cdf rows)
 FAMILIES = [
@@ -99,6 +103,10 @@ MVN = st.multivariate_normal
 
 SPECS = [
     *[s for fam in FAMILIES for s in _family_specs(*fam)],
+    # far in the tails, where sf and cdf underflow in one direction
+    *[Spec(_prim(getattr(st.norm, m)), [((3,), (), ())], domain=(_tail, _near0, "positive"),
+           call=getattr(st.norm, m), name=f"scipy.stats.norm.{m}(tails)")
+      for m in ("logsf", "logcdf")],
     *[_keywords(*fam) for fam in FAMILIES if fam[0] in ("norm", "gamma", "beta")],
     *[Spec(_prim(getattr(st.poisson, m)), [(4,), (2, 4)], domain="positive",
            call=lambda mu, m=m: getattr(st.poisson, m)(K, mu))
@@ -136,7 +144,7 @@ def test_rule(case):
 def test_cdf_shape_parameters_have_no_rule(name):
     dist = getattr(st, name)
     shapes = [2.5] * dist.numargs
-    for method in (dist.cdf, dist.logcdf):
+    for method in (dist.cdf, dist.logcdf, dist.sf, dist.logsf):
         with pytest.raises(pb.NoRuleError, match="not differentiable with respect to argument 1"):
             pb.grad(lambda a, method=method: method(0.5, a, *shapes[1:]))(2.5)
 
@@ -150,7 +158,7 @@ def test_outside_the_support_the_derivative_is_zero():
     for dist, args, x in [(st.gamma, (2.0,), [-1.0, 0.5, 2.0]), (st.expon, (), [-1.0, 0.5, 2.0]),
                           (st.beta, (2.0, 3.0), [-1.0, 0.5, 1.5])]:
         inside = (np.array(x) > 0) & (np.array(x) < (1 if dist is st.beta else np.inf))
-        for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf):
+        for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf, dist.sf, dist.logsf):
             def f(x, loc, method=method, args=args):
                 return method(x, *args, loc)
 
