@@ -1,6 +1,6 @@
 """scipy.stats distributions: pdf, logpdf, cdf, logcdf, sf and logsf (pmf and logpmf for
 the Poisson distribution) with respect to the variate, loc, scale and shape parameters;
-dirichlet and multivariate_normal pdf and logpdf.
+dirichlet and multivariate_normal pdf and logpdf, and multivariate_normal's entropy.
 
 A distribution's methods are plain Python, so each is replaced on the distribution
 instance (``scipy.stats.norm.logpdf`` ...) by a ``pullback.primitive``. The univariate
@@ -21,6 +21,12 @@ its ``__wrapped__``). The derivative of a cdf with respect to a shape parameter 
 NoRuleError. The Poisson variate is discrete: no derivative with respect to k or loc.
 Outside the support every derivative is zero (the density and the cdf are constant there);
 logpdf and pdf take it as zero on the support's edge too.
+
+A singular multivariate normal (``allow_singular=True``, cov of rank r < n) is SciPy's:
+the pseudo-inverse and the pseudo-determinant on the range of cov. Where the rank stays
+put, d log pdet = tr(pinv(cov) dcov), and for x - mean in the range (the support) the
+terms of d pinv that leave the range vanish, so the derivatives are the regular ones with
+pinv for inv. Outside the support the logpdf is -inf, a constant: its derivatives are 0.
 """
 
 import inspect
@@ -261,6 +267,10 @@ def _dirichlet_rule(method, log):
     return dirichlet_rule
 
 
+# SciPy's _PSD counts eigenvalues below 1e6 eps times the largest as zero
+PSD_CUTOFF = 1e6 * np.finfo(float).eps
+
+
 def _quantile_shape(shape, dim):
     """The shape SciPy gives the multivariate normal's ``x``: points along the last axis."""
     if len(shape) == 0:
@@ -288,9 +298,13 @@ def _mvn_rule(method, log):
             qshape = _quantile_shape(shape_of(x), dim)
             xq = np.reshape(x, qshape)
             r = xq if mean is None else xq - mean
-            inv = np.linalg.inv(full)
+            # a singular cov: the pseudo-inverse, with SciPy's cutoff for zero eigenvalues
+            inv = np.linalg.pinv(full, rcond=PSD_CUTOFF) if allow_singular else \
+                np.linalg.inv(full)
             s = np.matmul(r, inv)  # (x - mean) @ inv(cov): one row per point
             batch = batch_shape(g, len(shape_of(ans)))
+            if log and allow_singular:  # outside the support the logpdf is -inf: constant
+                g = np.where(plain(ans) > -np.inf, g, 0)
             gq = np.reshape(g if log else g * ans, batch + qshape[:-1])
             ct_xq = -np.expand_dims(gq, -1) * s
             ct_x = np.reshape(ct_xq, batch + shape_of(x))
@@ -319,3 +333,25 @@ for _dist, _name, _rule in [(st.dirichlet, "dirichlet", _dirichlet_rule),
     for _method in ("logpdf", "pdf"):
         _prim = _intercept(_dist, _name, _method)
         rrule(_prim)(_rule(_prim, _method == "logpdf"))
+
+
+_mvn_entropy = _intercept(st.multivariate_normal, "multivariate_normal", "entropy")
+
+
+@rrule(_mvn_entropy)
+def mvn_entropy_rule(mean=None, cov=1):
+    """entropy = (rank (log 2 pi + 1) + log pdet(cov)) / 2: with respect to cov (the
+    pseudo-determinant's derivative is the pseudo-inverse where the rank stays put); the
+    mean does not enter."""
+    ans = _mvn_entropy(mean, cov)
+
+    def mvn_entropy_pullback(g):
+        cov_ndim = len(shape_of(cov))
+        g = np.reshape(g, batch_shape(g, len(shape_of(ans))) + (1,) * cov_ndim)
+        if cov_ndim == 2:
+            return None, 0.5 * g * np.linalg.pinv(cov, rcond=PSD_CUTOFF)  # symmetric
+        # a scalar is a multiple of the identity, a vector a diagonal
+        dim = int(np.size(plain(mean))) if mean is not None and cov_ndim == 0 else 1
+        return None, 0.5 * g * dim / cov
+
+    return ans, mvn_entropy_pullback

@@ -130,6 +130,22 @@ SPECS = [
     Spec(MVN.logpdf, [((5,), ()), ((), ())], domain=("real", "positive"),
          call=lambda x, c: MVN.logpdf(x, None, c),
          name="scipy.stats.multivariate_normal.logpdf(1-d)"),
+    # a singular cov A A^T (A tall and thin) and points in its support, mean + A z: the
+    # directions keep the rank, and the points stay in the support
+    *[Spec(method, [((4, 2), (4,), (3, 2)), ((3, 1), (3,), (2, 1)), ((3, 2), (3,), (2,))],
+           call=lambda a, mean, z, method=method: method(
+               mean + z @ a.T, mean, a @ a.T, allow_singular=True),
+           name=f"scipy.stats.multivariate_normal.{method.__name__}(singular cov)")
+      for method in (MVN.logpdf, MVN.pdf)],
+    Spec(MVN.logpdf, [((3, 3), (3,), (2, 3))], name="scipy.stats.multivariate_normal.logpdf("
+         "allow_singular, regular cov)",
+         call=lambda c, mean, x: MVN.logpdf(x, mean, _spd(c), allow_singular=True)),
+    Spec(MVN.entropy, [((3,), (3, 3)), ((1,), (1, 1))],
+         call=lambda mean, c: MVN.entropy(mean, _spd(c))),
+    Spec(MVN.entropy, [(4, 2), (3, 1), (3, 3)], call=lambda a: MVN.entropy(None, a @ a.T),
+         name="scipy.stats.multivariate_normal.entropy(A A^T, singular where A is thin)"),
+    Spec(MVN.entropy, [((3,), ()), ((2,), (2,))], domain=("real", "positive"),
+         name="scipy.stats.multivariate_normal.entropy(scalar or diagonal cov)"),
 ]
 
 NONDIFF = []
@@ -174,3 +190,15 @@ def test_methods_keep_scipy_signatures():
         st.gamma.logpdf(1.5, a=2.0, loc=0.0, scale=2.0))
     with pytest.raises(TypeError):
         st.gamma.logpdf(1.5)
+
+
+def test_singular_logpdf_outside_the_support_has_zero_gradient():
+    a = np.array([[1.0, 0.0], [0.5, 1.0], [0.0, 2.0]])
+    x = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]])  # the first is outside, the second in
+    out, pullback = pb.vjp(lambda mean: MVN.logpdf(x, mean, a @ a.T, allow_singular=True),
+                           np.zeros(3))
+    assert out[0] == -np.inf and np.isfinite(out[1])
+    (ct,) = pullback(np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(ct, np.zeros(3))
+    (ct,) = pullback(np.array([0.0, 1.0]))
+    assert np.all(np.isfinite(ct)) and np.any(ct != 0)
