@@ -32,6 +32,7 @@ def odeint(func, y0, t, args=(), *rest, **kwargs):
 odeint.__signature__ = _SIGNATURE
 odeint.__doc__ = _odeint.__doc__
 odeint.__wrapped__ = _odeint
+odeint.__module__ = "scipy.integrate"  # SciPy's docstring: not one of this module's doctests
 scipy.integrate.odeint = odeint
 
 
