@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, top_level
+from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -211,7 +211,7 @@ def _match(node, cts):
         items, entries = stack.pop()
         for i, (a, ct) in enumerate(zip(items, entries)):
             if ct.__class__ is NotImplementedCotangent:
-                if top_level((a,))[0] == level:  # an error only if it was tracked here
+                if _tracked_at(a, level):  # an error only if it was tracked here
                     raise NoRuleError(
                         f"pullback: {_pullback_name(node.rule)} has no derivative with "
                         f"respect to argument {i} ({ct.reason}); pass it as a plain value"
@@ -222,6 +222,14 @@ def _match(node, cts):
             elif (type(a) is list or type(a) is tuple) and ct is not None:
                 stack.append((a, ct() if callable(ct) else ct))
     return pairs
+
+
+def _tracked_at(a, level):
+    """Whether ``a`` (or a value in its nested lists) is tracked at ``level``; the level
+    has finished by the time its backward pass runs, so ``top_level`` would not see it."""
+    if isinstance(a, Tracked):
+        return a.level == level
+    return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
 
 
 def _pullback_name(rule):

@@ -1,5 +1,5 @@
 """Joining and splitting arrays, and building arrays from parts: concatenate, the stacks,
-block, the splits, meshgrid, diagflat and vander.
+block, append, the splits, meshgrid, diagflat, vander and linspace.
 
 Joining is linear, and its transpose splits the cotangent; splitting is transposed by
 joining the cotangents. The stacks and hsplit, vsplit, dsplit are concatenate and split
@@ -123,6 +123,23 @@ def _unblock(g, item, depth, ndim):
     return [_unblock(p, part, depth - 1, ndim) for p, part in zip(pieces, item)]
 
 
+@rrule(np.append)
+def append_rule(arr, values, axis=None):
+    ans = np.append(arr, values, axis)
+    shapes = [shape_of(arr), shape_of(values)]
+
+    def append_pullback(g):
+        if axis is None:  # joins the flattened arrays
+            sizes = [int(np.prod(s)) for s in shapes]
+            nb = batch_shape(g, 1)
+            return tuple(np.reshape(p, nb + s)
+                         for p, s in zip(_split_along(g, sizes, -1, 1), shapes)) + (None,)
+        ndim = len(shapes[0])
+        return (*_split_along(g, [s[axis] for s in shapes], axis, ndim), None)
+
+    return ans, append_pullback
+
+
 # ---------------------------------------------------------------------------- splitting
 
 def split_transpose(gs, ans, ary, indices_or_sections, axis=0):
@@ -198,3 +215,28 @@ def vander_rule(x, N=None, increasing=False):
         return (np.sum(used * conj_if_complex(lower), axis=-1), None, None)
 
     return ans, vander_pullback
+
+
+@rrule(np.linspace)
+def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    ans = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    num = int(num)
+    div = (num - 1) if endpoint else num
+    # sample i is start (1 - t_i) + stop t_i, t_i = i / div (the last is stop itself)
+    t = np.arange(num) / div if div > 0 else np.zeros(num)
+    ndim = len(shape_of(ans[0] if retstep else ans))
+    ax = int(axis) % ndim - ndim  # the samples' axis, counted from the end past batch axes
+    t = np.reshape(t, (num,) + (1,) * (-ax - 1))
+
+    def linspace_pullback(g):
+        g_step = None
+        if retstep:
+            g, g_step = g
+        ct_start = np.sum(g * (1 - t), axis=ax)
+        ct_stop = np.sum(g * t, axis=ax)
+        if g_step is not None and div > 0:  # step = (stop - start) / div
+            ct_start = ct_start - g_step / div
+            ct_stop = ct_stop + g_step / div
+        return ct_start, ct_stop, None, None, None, None, None
+
+    return ans, linspace_pullback

@@ -136,6 +136,11 @@ nondifferentiable(
 )
 
 
+# 1j as a NumPy scalar: 1j * np.float64(...) is a Python complex, which has no shape, while
+# np.complex128(1j) * np.float64(...) stays a NumPy scalar
+IMAG_UNIT = np.complex128(1j)
+
+
 @rrule(np.conjugate)
 def conjugate_rule(x):
     def conjugate_pullback(g):
@@ -159,9 +164,20 @@ def imag_rule(val):
     def imag_pullback(g):
         # Im z moves with Im z only: the gradient 0 + i g (the imaginary part of a real
         # array is the constant 0)
-        return (1j * g if complex_input else None,)
+        return (g * IMAG_UNIT if complex_input else None,)
 
     return np.imag(val), imag_pullback
+
+
+@rrule(np.real_if_close)
+def real_if_close_rule(a, tol=100):
+    ans = np.real_if_close(a, tol)
+
+    def real_if_close_pullback(g):
+        # the identity, or the real part (as np.real) where the imaginary parts were dropped
+        return (g, None)
+
+    return ans, real_if_close_pullback
 
 
 @rrule(np.angle)
@@ -172,7 +188,7 @@ def angle_rule(z, deg=False):
         if not complex_input:
             return (None, None)  # 0 or pi: constant along the real line
         # d angle(z) = Im(dz / z): the gradient is i z / |z|^2 (0 at z = 0)
-        ct = g * 1j * z / _nonzero(np.real(z) ** 2 + np.imag(z) ** 2)
+        ct = g * IMAG_UNIT * z / _nonzero(np.real(z) ** 2 + np.imag(z) ** 2)
         return (ct * DEG_PER_RAD if deg else ct, None)
 
     return np.angle(z, deg=deg), angle_pullback

@@ -1,5 +1,5 @@
-"""np.pad in every mode, and the differences np.diff and np.ediff1d, whose transposes are
-differences of the padded cotangent.
+"""np.pad in every mode, the differences np.diff and np.ediff1d, whose transposes are
+differences of the padded cotangent, and np.gradient.
 
 np.pad pads one axis after another, each time mapping every line along that axis by the
 same rule. For the linear modes (constant, edge, reflect, symmetric, wrap, linear_ramp,
@@ -11,7 +11,7 @@ summed cotangent of the padding to that element (ties share it equally).
 
 import numpy as np
 
-from ..extend import NoRuleError, plain, rrule, shape_of
+from ..extend import NoRuleError, not_implemented, plain, rrule, shape_of
 from ._util import batch_shape
 
 _STAT = ("maximum", "minimum", "median")
@@ -168,3 +168,80 @@ def ediff1d_rule(ary, to_end=None, to_begin=None):
                 None if to_begin is None else np.reshape(g[..., :b], batch + shapes[1]))
 
     return ans, ediff1d_pullback
+
+
+NO_COORDINATES = not_implemented("the sample coordinates, given as an array: only a scalar "
+                                 "spacing has a derivative")
+
+
+def _gradient_stencil(n, coordinates, edge_order):
+    """The weights of the 1-d np.gradient of ``n`` samples (unit spacing, or the plain
+    ``coordinates``): rows k = 0 .. 4 with out[i] = sum_k w[k, i] f[i + k - 2]. Every output
+    uses at most the samples i - 2 .. i + 2, so the gradients of five combs (the samples
+    spaced 5 apart, from 0 .. 4) hold each weight once."""
+    i = np.arange(n)
+    combs = (i % 5 == np.arange(5)[:, None]).astype(float)
+    spacing = () if coordinates is None else (coordinates,)
+    response = np.gradient(combs, *spacing, axis=1, edge_order=edge_order)
+    rows = [np.where((i + k >= 0) & (i + k < n), response[(i + k) % 5, i], 0.0)
+            for k in range(-2, 3)]
+    return np.stack(rows)
+
+
+def _gradient_transpose(g, weights, ax):
+    """The stencil's transpose along axis ``ax`` (counted from the end):
+    ct[j] = sum_k w[k, j - k] g[j - k]."""
+    n = weights.shape[1]
+    tail = (slice(None),) * (-ax - 1)
+    total = 0
+    for k in range(-2, 3):
+        w = weights[k + 2]
+        if abs(k) >= n or not np.any(w):
+            continue
+        part = g * np.reshape(w, (n,) + (1,) * (-ax - 1))
+        if k > 0:
+            part = _pad_axis(part[(Ellipsis, slice(0, n - k)) + tail], ax, k, 0)
+        elif k < 0:
+            part = _pad_axis(part[(Ellipsis, slice(-k, None)) + tail], ax, 0, -k)
+        total = total + part
+    return total
+
+
+@rrule(np.gradient)
+def gradient_rule(f, *varargs, axis=None, edge_order=1):
+    """Derivatives with respect to f and scalar spacings (out = gradient(f, 1) / h); sample
+    coordinates given as arrays are constants."""
+    ans = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    shape = shape_of(f)
+    ndim = len(shape)
+    if axis is None:
+        axes = tuple(range(ndim))
+    else:
+        axes = tuple(int(a) % ndim for a in np.atleast_1d(axis))
+    # one spacing for every axis, or one per axis
+    spacings = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
+    if not spacings:
+        spacings = [None] * len(axes)
+    scalar = [h is None or np.ndim(plain(h)) == 0 for h in spacings]
+    outs = [ans] if len(axes) == 1 else list(ans)
+
+    def gradient_pullback(g):
+        gs = [g] if len(axes) == 1 else list(g)
+        ct_f = 0
+        for a, h, is_scalar, gk in zip(axes, spacings, scalar, gs):
+            weights = _gradient_stencil(shape[a], None if is_scalar else plain(h), edge_order)
+            ct = _gradient_transpose(gk, weights, a - ndim)
+            ct_f = ct_f + (ct if h is None or not is_scalar else ct / h)
+
+        def spacing_cotangent(i):
+            if not scalar[i]:
+                return NO_COORDINATES
+            # d out / dh = -out / h for a scalar spacing h
+            return -np.sum(gs[i] * outs[i], axis=tuple(range(-ndim, 0))) / spacings[i]
+
+        if len(varargs) == 1 and scalar[0] and len(axes) > 1:  # one h for all axes
+            total = sum(spacing_cotangent(i) for i in range(len(axes)))
+            return (ct_f, total)
+        return (ct_f, *[spacing_cotangent(i) for i in range(len(varargs))])
+
+    return ans, gradient_pullback

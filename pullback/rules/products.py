@@ -226,7 +226,8 @@ def cross_rule(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
             ct = np.cross(g3, conj_if_complex(a3))[..., :shape_of(b)[axisb]]
             return np.moveaxis(ct, -1, axisb)
 
-        return cross_a, cross_b
+        # the axis arguments are integers: one None each, as the call above passes all six
+        return cross_a, cross_b, None, None, None, None
 
     return ans, cross_pullback
 

@@ -46,6 +46,7 @@ det = intercept(scipy.linalg, "det")
 inv = intercept(scipy.linalg, "inv")
 solve = intercept(scipy.linalg, "solve")
 cholesky = intercept(scipy.linalg, "cholesky")
+solve_banded = intercept(scipy.linalg, "solve_banded")
 
 
 def _vector(b):
@@ -376,3 +377,49 @@ def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_fi
         return (ga, gb) + (None,) * 6
 
     return ans, solve_pullback
+
+
+# ---------------------------------------------------------------------------- banded solves
+
+def _shift(v, d, axis):
+    """``v`` moved by ``d`` along ``axis`` (counted from the end): out[j] = v[j + d], zero
+    where j + d is outside."""
+    n = shape_of(v)[axis]
+    d = max(-n, min(n, d))
+    tail = (slice(None),) * (-axis - 1)
+    kept = v[(Ellipsis, slice(max(d, 0), n + min(d, 0))) + tail]
+    widths = [(0, 0)] * len(shape_of(v))
+    widths[axis] = (max(-d, 0), max(d, 0))
+    return np.pad(kept, widths)
+
+
+def _band_transpose(ab, lower, upper):
+    """The banded storage of A^T from that of A: ab[u + i - j, j] = A[i, j] becomes
+    abT[l + j - i, i], so row r of abT is row l + u - r of ab moved by r - l."""
+    rows = [_shift(ab[lower + upper - r], r - lower, -1) for r in range(lower + upper + 1)]
+    return np.stack(rows)
+
+
+@rrule(solve_banded, batched=False)
+def solve_banded_rule(l_and_u, ab, b, *args, **kwargs):
+    """Derivatives with respect to the band ab (the entries inside the matrix) and b."""
+    ans = solve_banded(l_and_u, ab, b, *args, **kwargs)
+    lower, upper = (int(k) for k in l_and_u)
+
+    def solve_banded_pullback(g):
+        # b = A x: gb = A^-H g and gA = -gb x^H, read on the band
+        gb = solve_banded((upper, lower), conj_if_complex(_band_transpose(ab, lower, upper)),
+                          g, *args, **kwargs)
+
+        def solve_banded_ab():
+            x = np.reshape(ans, (shape_of(ans)[0], -1))
+            gbc = np.reshape(gb, (shape_of(ans)[0], -1))
+            xc = conj_if_complex(x)
+            # row r holds A[j + r - u, j]
+            rows = [-np.sum(_shift(gbc, r - upper, -2) * xc, axis=-1)
+                    for r in range(lower + upper + 1)]
+            return np.stack(rows)
+
+        return (None, solve_banded_ab, gb) + (None,) * len(args)
+
+    return ans, solve_banded_pullback

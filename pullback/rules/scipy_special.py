@@ -5,7 +5,10 @@ follow. The plain Python functions (polygamma, multigammaln, logsumexp, softmax,
 log_softmax) are intercepted in ``scipy.special`` so that calls on tracked values reach
 their rules (code that imported them before pullback keeps the originals).
 
-Integer orders (polygamma's n, multigammaln's d) are constants. The derivative of a Bessel
+Integer orders (polygamma's n, multigammaln's d, yn's n) are constants. The regularized
+incomplete gamma and beta functions have derivatives in x only: those in the shape
+parameters have no closed form (a tracked a or b raises NoRuleError); gammasgn is
+piecewise constant. The derivative of a Bessel
 function with respect to its order v has no closed form: v has no derivative (a tracked v
 raises NoRuleError in the backward pass). ``scipy.special.sinc`` is ``np.sinc``
 (elementwise.py).
@@ -14,7 +17,7 @@ raises NoRuleError in the backward pass). ``scipy.special.sinc`` is ``np.sinc``
 import numpy as np
 from scipy import special
 
-from ..extend import elementwise, plain, rrule, shape_of
+from ..extend import elementwise, nondifferentiable, not_implemented, plain, rrule, shape_of
 from ._util import intercept, normalize_axes, unreduce
 
 polygamma = intercept(special, "polygamma")
@@ -56,6 +59,9 @@ elementwise(special.loggamma, lambda ans, x: digamma(x))
 elementwise(special.digamma, lambda ans, x: polygamma(1, x))
 elementwise(special.beta, _beta_da, lambda ans, a, b: _beta_da(ans, b, a))
 elementwise(special.betaln, _betaln_da, lambda ans, a, b: _betaln_da(ans, b, a))
+
+elementwise(special.rgamma, lambda ans, x: -digamma(x) * ans)  # 1 / gamma
+nondifferentiable(special.gammasgn)
 
 # error functions and the normal distribution
 elementwise(special.erf, lambda ans, x: 2 / SQRT_PI * np.exp(-x * x))
@@ -100,6 +106,8 @@ elementwise(special.jv, None, lambda ans, v, x: (special.jv(v - 1, x) - special.
 elementwise(special.y0, lambda ans, x: -special.y1(x), singular=True)
 elementwise(special.y1, lambda ans, x: (special.y0(x) - special.yv(2, x)) / 2, singular=True)
 elementwise(special.yv, None, lambda ans, v, x: (special.yv(v - 1, x) - special.yv(v + 1, x)) / 2,
+            singular=True)
+elementwise(special.yn, None, lambda ans, n, x: (special.yn(n - 1, x) - special.yn(n + 1, x)) / 2,
             singular=True)
 elementwise(special.k0, lambda ans, x: -special.k1(x), singular=True)
 elementwise(special.k1, lambda ans, x: -(special.k0(x) + special.kv(2, x)) / 2, singular=True)
@@ -175,3 +183,41 @@ def log_softmax_rule(x, axis=None):
         return (g - np.exp(ans) * np.sum(g, axis=axes, keepdims=True), None)
 
     return ans, log_softmax_pullback
+
+
+# ---------------------------------------------------------------------------- incomplete functions
+
+NO_SHAPE = not_implemented("a shape parameter of an incomplete gamma or beta function: its "
+                           "derivative has no closed form")
+
+
+def _gamma_density(a, x):
+    """d gammainc(a, x) / dx = x^(a - 1) e^(-x) / Gamma(a) (DLMF 8.8.13)."""
+    return np.exp(special.xlogy(a - 1, x) - x - special.gammaln(a))
+
+
+@rrule(special.gammainc)
+def gammainc_rule(a, x):
+    def gammainc_pullback(g):
+        return (NO_SHAPE, g * _gamma_density(a, x))
+
+    return special.gammainc(a, x), gammainc_pullback
+
+
+@rrule(special.gammaincc)
+def gammaincc_rule(a, x):
+    def gammaincc_pullback(g):
+        return (NO_SHAPE, -g * _gamma_density(a, x))
+
+    return special.gammaincc(a, x), gammaincc_pullback
+
+
+@rrule(special.betainc)
+def betainc_rule(a, b, x):
+    def betainc_pullback(g):
+        # d I_x(a, b) / dx = x^(a - 1) (1 - x)^(b - 1) / B(a, b) (DLMF 8.17.2)
+        density = np.exp(special.xlogy(a - 1, x) + special.xlog1py(b - 1, -x)
+                         - special.betaln(a, b))
+        return (NO_SHAPE, NO_SHAPE, g * density)
+
+    return special.betainc(a, b, x), betainc_pullback

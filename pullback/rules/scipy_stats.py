@@ -1,6 +1,6 @@
-"""scipy.stats distributions: pdf, logpdf, cdf and logcdf (pmf and logpmf for the Poisson
-distribution) with respect to the variate, loc, scale and shape parameters; dirichlet and
-multivariate_normal pdf and logpdf.
+"""scipy.stats distributions: pdf, logpdf, cdf, logcdf, sf and logsf (pmf and logpmf for
+the Poisson distribution) with respect to the variate, loc, scale and shape parameters;
+dirichlet and multivariate_normal pdf and logpdf, and multivariate_normal's entropy.
 
 A distribution's methods are plain Python, so each is replaced on the distribution
 instance (``scipy.stats.norm.logpdf`` ...) by a ``pullback.primitive``. The univariate
@@ -10,7 +10,8 @@ loc) / scale:
 
     d logpdf / dx = h'(z) / scale,   d / dloc = -h'(z) / scale,
     d logpdf / dscale = -(1 + z h'(z)) / scale,   d / dshape = dh / dshape,
-    d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf.
+    d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf,
+    d sf = -d cdf (sf = 1 - cdf), and logcdf and logsf divide by the cdf and the sf.
 
 A row needs every argument in its place, so the method on the instance is a function with
 the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``, ``gamma.cdf(x, a,
@@ -20,6 +21,12 @@ its ``__wrapped__``). The derivative of a cdf with respect to a shape parameter 
 NoRuleError. The Poisson variate is discrete: no derivative with respect to k or loc.
 Outside the support every derivative is zero (the density and the cdf are constant there);
 logpdf and pdf take it as zero on the support's edge too.
+
+A singular multivariate normal (``allow_singular=True``, cov of rank r < n) is SciPy's:
+the pseudo-inverse and the pseudo-determinant on the range of cov. Where the rank stays
+put, d log pdet = tr(pinv(cov) dcov), and for x - mean in the range (the support) the
+terms of d pinv that leave the range vanish, so the derivatives are the regular ones with
+pinv for inv. Outside the support the logpdf is -inf, a constant: its derivatives are 0.
 """
 
 import functools
@@ -112,11 +119,23 @@ def _pdf_partial(fam, which):
     return pdf_partial
 
 
-def _cdf_partial(fam, which, log):
+def _cdf_partial(fam, which, log, survival=False):
     """d cdf / d(argument ``which``) (or of logcdf: divided by the cdf); None for a shape
-    parameter."""
+    parameter. With ``survival``, those of sf = 1 - cdf (and logsf: divided by the sf)."""
     if isinstance(which, int):
         return None
+    if survival:
+        partial = _cdf_partial(fam, which, log=False)
+        if not log:
+            return lambda ans, *args: -partial(ans, *args)
+
+        def logsf_partial(ans, x, *params):
+            # -pdf / sf; where the logsf is -inf the logpdf is too, and this is 0
+            finite = plain(ans) > -np.inf
+            density = np.exp(fam.dist.logpdf(x, *params) - np.where(finite, ans, 0))
+            return -density * {"x": 1, "loc": -1, "scale": -(x - params[-2]) / params[-1]}[which]
+
+        return logsf_partial
 
     def cdf_partial(ans, x, *params):
         loc, scale = params[-2], params[-1]
@@ -173,9 +192,10 @@ def _register_family(fam):
     for method, partial in [("logpdf", _logpdf_partial), ("pdf", _pdf_partial)]:
         elementwise(_with_signature(dist, method, names),
                     *[partial(fam, w) for w in which], singular=True)
-    for method, log in [("cdf", False), ("logcdf", True)]:
+    for method, log, survival in [("cdf", False, False), ("logcdf", True, False),
+                                  ("sf", False, True), ("logsf", True, True)]:
         elementwise(_with_signature(dist, method, names),
-                    *[_cdf_partial(fam, w, log) for w in which], singular=True)
+                    *[_cdf_partial(fam, w, log, survival) for w in which], singular=True)
 
 
 for _fam in FAMILIES:
@@ -246,6 +266,10 @@ def _dirichlet_rule(method, log):
     return dirichlet_rule
 
 
+# SciPy's _PSD counts eigenvalues below 1e6 eps times the largest as zero
+PSD_CUTOFF = 1e6 * np.finfo(float).eps
+
+
 def _quantile_shape(shape, dim):
     """The shape SciPy gives the multivariate normal's ``x``: points along the last axis."""
     if len(shape) == 0:
@@ -273,9 +297,13 @@ def _mvn_rule(method, log):
             qshape = _quantile_shape(shape_of(x), dim)
             xq = np.reshape(x, qshape)
             r = xq if mean is None else xq - mean
-            inv = np.linalg.inv(full)
+            # a singular cov: the pseudo-inverse, with SciPy's cutoff for zero eigenvalues
+            inv = np.linalg.pinv(full, rcond=PSD_CUTOFF) if allow_singular else \
+                np.linalg.inv(full)
             s = np.matmul(r, inv)  # (x - mean) @ inv(cov): one row per point
             batch = batch_shape(g, len(shape_of(ans)))
+            if log and allow_singular:  # outside the support the logpdf is -inf: constant
+                g = np.where(plain(ans) > -np.inf, g, 0)
             gq = np.reshape(g if log else g * ans, batch + qshape[:-1])
             ct_xq = -np.expand_dims(gq, -1) * s
             ct_x = np.reshape(ct_xq, batch + shape_of(x))
@@ -304,3 +332,25 @@ for _dist, _name, _rule in [(st.dirichlet, "dirichlet", _dirichlet_rule),
     for _method in ("logpdf", "pdf"):
         _prim = _intercept(_dist, _name, _method)
         rrule(_prim)(_rule(_prim, _method == "logpdf"))
+
+
+_mvn_entropy = _intercept(st.multivariate_normal, "multivariate_normal", "entropy")
+
+
+@rrule(_mvn_entropy)
+def mvn_entropy_rule(mean=None, cov=1):
+    """entropy = (rank (log 2 pi + 1) + log pdet(cov)) / 2: with respect to cov (the
+    pseudo-determinant's derivative is the pseudo-inverse where the rank stays put); the
+    mean does not enter."""
+    ans = _mvn_entropy(mean, cov)
+
+    def mvn_entropy_pullback(g):
+        cov_ndim = len(shape_of(cov))
+        g = np.reshape(g, batch_shape(g, len(shape_of(ans))) + (1,) * cov_ndim)
+        if cov_ndim == 2:
+            return None, 0.5 * g * np.linalg.pinv(cov, rcond=PSD_CUTOFF)  # symmetric
+        # a scalar is a multiple of the identity, a vector a diagonal
+        dim = int(np.size(plain(mean))) if mean is not None and cov_ndim == 0 else 1
+        return None, 0.5 * g * dim / cov
+
+    return ans, mvn_entropy_pullback

@@ -31,6 +31,13 @@ SPECS = [
          call=lambda a, b, c: np.block([[a, b], [c]])),
     Spec(np.block, [((2, 2), (2, 4))], name="np.block(deeper)",
          call=lambda a, c: np.block([[[a, a]], [[c]]])),
+    Spec(np.append, [((3,), (2,)), ((2, 3), ()), ((), (2, 2))]),
+    Spec(np.append, [((2, 3), (1, 3))], kwargs={"axis": [0, -2]}),
+    Spec(np.append, [((2, 3), (2, 1))], kwargs={"axis": [1, -1]}),
+    Spec(np.append, [(2, 3)], call=lambda x: np.append(x, [1.0, 2.0]),
+         name="np.append(a constant)"),
+    Spec(np.append, [(3,)], call=lambda x: np.append(np.ones((2, 2)), x),
+         name="np.append(to a constant)"),
     # splitting: each piece is an output; the pullback joins their cotangents
     Spec(np.split, [(6,), (2, 6)], kwargs={"indices_or_sections": [3, [1, 4]]},
          call=lambda x, indices_or_sections: np.split(x, indices_or_sections, axis=-1)),
@@ -48,6 +55,17 @@ SPECS = [
     Spec(np.meshgrid, [(3,)], call=lambda x: np.meshgrid(x), name="np.meshgrid(one)"),
     Spec(np.diagflat, [(3,), (2, 2)], kwargs={"k": [0, 1, -2]}),
     Spec(np.vander, [(3,), (4,)], kwargs={"N": [None, 1, 4], "increasing": [False, True]}),
+    Spec(np.linspace, [((), ()), ((3,), ()), ((2, 1), (3,))],
+         kwargs={"num": [1, 2, 5], "endpoint": [True, False]}),
+    Spec(np.linspace, [((3,), (2, 3))], kwargs={"num": [4], "axis": [1, -1, 0]}),
+    Spec(np.linspace, [((), ()), ((2,), (2,))], kwargs={"num": [1, 4], "endpoint": [True, False]},
+         call=lambda start, stop, **kw: np.linspace(start, stop, retstep=True, **kw)[0],
+         name="np.linspace(retstep: the samples)"),
+    Spec(np.linspace, [((), ()), ((2,), (2,))], kwargs={"endpoint": [True, False]},
+         call=lambda start, stop, endpoint: np.linspace(start, stop, 4, endpoint, retstep=True),
+         name="np.linspace(retstep: samples and step)"),
+    Spec(np.linspace, [()], call=lambda stop: np.linspace(0.0, stop ** 2, 3),
+         name="np.linspace(constant start)"),
 ]
 
 

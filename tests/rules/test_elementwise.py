@@ -104,6 +104,14 @@ SPECS += [Spec(f, COMPLEX_UNARY, domain="complex", name=f"np.{f.__name__}(comple
 SPECS += [Spec(np.nan_to_num, [(4,), (2, 3)], name="np.nan_to_num(complex)",
                domain=_complex_with_nonfinite,
                kwargs={"posinf": [5.0], "neginf": [-5.0]})]
+SPECS += [Spec(np.real_if_close, COMPLEX_UNARY, domain="complex",
+               name="np.real_if_close(complex)"),
+          Spec(np.real_if_close, SMALL, name="np.real_if_close(real)"),
+          # imaginary parts within tol: the result is the real part
+          Spec(np.real_if_close, SMALL, call=lambda x: np.real_if_close(x + 1e-20j),
+               name="np.real_if_close(nearly real)"),
+          Spec(np.real_if_close, SMALL, call=lambda x: np.real_if_close(x * (1 + 1e-20j)) ** 2,
+               name="np.real_if_close(nearly real, squared)")]
 SPECS += [Spec(np.angle, COMPLEX_UNARY, domain="complex", kwargs={"deg": [True]},
                name="np.angle(complex, deg)")]
 
@@ -245,3 +253,35 @@ def test_tracked_float_with_integer_arrays():
     np.testing.assert_allclose(pb.grad(lambda w: np.sum(n / w))(w), -n / w ** 2)
     with pytest.raises(TypeError, match="dtype int"):
         pb.grad(lambda n: np.sum(n * w))(n)
+
+
+SCALAR_COMPLEX = [
+    lambda x: np.angle(x * 1j + 1.0),
+    lambda x: np.angle(x * 1j + 1.0, deg=True),
+    lambda x: np.real(x * (1 + 2j)) ** 2,
+    lambda x: np.imag(x * (1 + 2j)) ** 2,
+    lambda x: np.imag(x * 1j) * x,
+    lambda x: np.real(np.conj(x * (1 + 2j)) * (x * 3j + 1.0)),
+    lambda x: np.real(np.conjugate(x + 2j) * 1j) * x,
+    lambda x: np.abs(x * (1 + 2j) + 1.0),
+    lambda x: np.abs(x + 1j) ** 3,
+]
+SCALAR_COMPLEX_IDS = ["angle", "angle-deg", "real", "imag", "imag-times-x", "conj",
+                      "conjugate", "abs", "abs-cubed"]
+
+
+@pytest.mark.parametrize("f", SCALAR_COMPLEX, ids=SCALAR_COMPLEX_IDS)
+@pytest.mark.parametrize("x", [0.5, np.float64(0.5)], ids=["float", "float64"])
+def test_complex_python_scalars_of_real_input(f, x):
+    # x * 1j on a scalar is a Python complex, or a NumPy scalar whose products with 1j are
+    pb.check_grads(f, x, order=3)
+    np.testing.assert_allclose(pb.hessian(f)(x), pb.grad(pb.grad(f))(x))
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: np.angle(z), lambda z: np.real(z) ** 2, lambda z: np.imag(z) ** 2,
+    lambda z: np.real(np.conj(z) * z * z), lambda z: np.abs(z) ** 3,
+    lambda z: z.real ** 2 + z.imag ** 3,
+], ids=["angle", "real", "imag", "conj", "abs", "attributes"])
+def test_python_complex_input(f):
+    pb.check_grads(f, 0.5 + 1j, order=3)

@@ -8,6 +8,8 @@ from .spec import NUMPY2, Spec
 _PIECEWISE = ("piecewise linear (each pad copies one selected entry of its line): the second "
               "derivative is zero away from ties, which random inputs avoid")
 
+COORDINATES = np.array([0.0, 0.4, 1.5, 1.9, 3.0])  # unevenly spaced sample points
+
 SPECS = [
     Spec(np.pad, [(3,), (2, 3)], kwargs={"pad_width": [1, (2, 0)], "constant_values": [0, 1.5]}),
     # a dict pad_width (axis -> widths) is a NumPy 2 feature
@@ -36,6 +38,25 @@ SPECS = [
     Spec(np.diff, [((2, 3), (2, 1), ()), ((3,), (2,), ())], name="np.diff(prepend, append)",
          call=lambda x, p, a: np.diff(x, 2, prepend=p, append=a)),
     Spec(np.ediff1d, [(1,), (4,), (2, 3)]),
+    Spec(np.gradient, [(2,), (2, 3)], name="np.gradient(two samples)"),
+    Spec(np.gradient, [(3,), (5,), (3, 4), (3, 3, 4)], kwargs={"edge_order": [1, 2]},
+         name="np.gradient(1 to 3 axes)"),
+    Spec(np.gradient, [(4, 5)], kwargs={"axis": [0, -1, (1, 0)], "edge_order": [1, 2]}),
+    Spec(np.gradient, [(6,), (3, 4)], kwargs={"edge_order": [1, 2]},
+         call=lambda f, edge_order: np.gradient(f, 0.3, edge_order=edge_order),
+         name="np.gradient(one constant spacing)"),
+    Spec(np.gradient, [((6,), ()), ((3, 4), ())], domain=("real", "positive"),
+         kwargs={"edge_order": [1, 2]}, name="np.gradient(one spacing)"),
+    Spec(np.gradient, [((3, 4), (), ())], domain=("real", "positive", "positive"),
+         kwargs={"edge_order": [1, 2]}, name="np.gradient(a spacing per axis)"),
+    Spec(np.gradient, [((3, 5), ())], domain=("real", "positive"), kwargs={"edge_order": [1, 2]},
+         call=lambda f, h, edge_order: np.gradient(f, h, COORDINATES, edge_order=edge_order),
+         name="np.gradient(a spacing and coordinates)"),
+    Spec(np.gradient, [(5,), (2, 5)], kwargs={"edge_order": [1, 2]},
+         call=lambda f, edge_order: np.gradient(f, COORDINATES, axis=-1, edge_order=edge_order),
+         name="np.gradient(coordinates)"),
+    Spec(np.gradient, [(4,)], domain="complex", kwargs={"edge_order": [1, 2]},
+         name="np.gradient(complex)"),
     Spec(np.ediff1d, [((4,), (2,), ()), ((2, 3), (), (2, 2))], name="np.ediff1d(ends)",
          call=lambda x, e, b: np.ediff1d(x, to_end=e, to_begin=b)),
 ]
@@ -61,3 +82,9 @@ def test_pad_with_a_function_as_mode_has_no_rule():
 
     with pytest.raises(pb.NoRuleError, match="np.pad"):
         pb.grad(lambda x: np.sum(np.pad(x, 1, mode=mode)))(np.ones(3))
+
+
+def test_gradient_with_respect_to_sample_coordinates_has_no_rule():
+    f = np.array([1.0, 2.0, 4.0, 3.0, 0.5])
+    with pytest.raises(pb.NoRuleError, match="the sample coordinates"):
+        pb.grad(lambda x: np.sum(np.gradient(f, x) ** 2))(COORDINATES)

@@ -70,6 +70,9 @@ SPECS = [
     Spec(np.cross, [((3, 2), (2, 3, 1))], kwargs={"axis": [0]}, call=lambda a, b, axis: np.cross(
         a, np.moveaxis(b, 1, 0), axis=axis), name="np.cross(axis)"),
     Spec(np.cross, [((2, 3), (3,))], domain="complex", name="np.cross(complex)"),
+    # the rule's own call differentiated again: the product's value feeds on into the loss
+    Spec(np.cross, [((3,), (3,)), ((2, 3), (2, 3))], kwargs={"axis": [None, -1]},
+         call=lambda a, b, axis: np.cross(a, b, axis=axis) * a, name="np.cross(times a)"),
     # convolution (1-d): holomorphic in both; correlate conjugates its second argument
     Spec(np.convolve, [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((1,), (3,))],
          kwargs={"mode": ["full", "same", "valid"]}),
@@ -146,3 +149,9 @@ def test_interp_slope_at_the_knots_and_outside_them():
     x = np.array([-1.0, 1.0, 4.0, 9.0])
     g = pb.grad(lambda x: np.sum(np.interp(x, _XP, fp)))(x)
     np.testing.assert_allclose(g, [0.0, 2.0, 4.0, 0.0])  # x = 1: the slope of [1, 1.5]
+
+
+def test_interp_sample_points_have_no_rule():
+    x, fp = np.linspace(0.0, 1.0, 5), np.array([1.0, -1.0, 2.0, 0.5])
+    with pytest.raises(pb.NoRuleError, match="the sample points xp"):
+        pb.grad(lambda xp: np.sum(np.interp(x, xp, fp)))(np.linspace(0.0, 1.0, 4))

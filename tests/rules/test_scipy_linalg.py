@@ -30,6 +30,20 @@ def _eigh_generalized(a, b):
     return w, np.abs(v) ** 2
 
 
+def _band(upper, imag=0.0):
+    """Banded storage of a diagonally dominant matrix: the diagonal is row ``upper``."""
+    def draw(rng, shape):
+        ab = 0.3 * rng.standard_normal(shape) + imag * 1j * rng.standard_normal(shape)
+        ab[upper] += 2.0
+        return ab
+
+    return draw
+
+
+def _banded(lower, upper):
+    return lambda ab, b: sl.solve_banded((lower, upper), ab, b)
+
+
 SPECS = [
     Spec(sl.solve_triangular, SOLVE, domain=(square, "real"),
          kwargs={"lower": [False, True], "trans": [0, 1, 2]}),
@@ -90,6 +104,12 @@ SPECS = [
     Spec(sl.solve, SOLVE[:2], domain=(hpd, "complex"), kwargs={"assume_a": [None, "her"]},
          name="solve(complex)"),
     Spec(sl.cholesky, SQUARE, domain=spd, kwargs={"lower": [False, True]}),
+    *[Spec(sl.solve_banded, [((lower + upper + 1, 5), (5,)), ((lower + upper + 1, 5), (5, 2))],
+           domain=(_band(upper), "real"), call=_banded(lower, upper),
+           name=f"solve_banded(l={lower}, u={upper})")
+      for lower, upper in [(1, 1), (2, 1), (0, 2), (1, 0), (0, 0)]],
+    Spec(sl.solve_banded, [((3, 4), (4, 2))], domain=(_band(1, imag=0.3), "complex"),
+         call=_banded(1, 1), name="solve_banded(complex)"),
     Spec(sl.cholesky, [(3, 3)], domain=hpd, kwargs={"lower": [False, True]},
          name="cholesky(complex)"),
 ]
@@ -99,3 +119,11 @@ SPECS = [
 def test_eigh_of_a_subset_raises():
     with pytest.raises(pb.NoRuleError):
         pb.grad(lambda a: np.sum(sl.eigh(a, subset_by_index=[0, 1])[0]))(np.eye(3))
+
+
+def test_solve_banded_corners_outside_the_matrix_get_zero():
+    # ab[0, 0] and ab[2, -1] lie outside a tridiagonal matrix
+    ab = np.array([[9.0, 0.5, 0.2, 0.1], [2.0, 3.0, 2.5, 2.0], [0.3, 0.4, 0.2, 9.0]])
+    g = pb.grad(lambda ab: np.sum(sl.solve_banded((1, 1), ab, np.ones(4)) ** 2))(ab)
+    assert g[0, 0] == 0.0 and g[2, -1] == 0.0
+    assert np.all(g[1] != 0.0)

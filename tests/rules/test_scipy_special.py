@@ -23,6 +23,7 @@ def _right_half_plane(rng, shape):
     return rng.uniform(0.5, 2.0, shape) + 1j * rng.standard_normal(shape)
 
 
+SHAPES = np.array([[0.5, 1.0, 1.5], [2.0, 3.5, 5.0]])  # shape parameters a (and b)
 BESSEL_ORDERS = {"v": [0.0, 1.5, -2.0]}
 NOT_COMPLEX_TWICE = "digamma's derivative polygamma is real-only in SciPy"
 
@@ -39,6 +40,21 @@ SPECS = [
     Spec(special.digamma, UNARY, domain="positive", call=special.psi, name="special.psi"),
     Spec(special.polygamma, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
          call=lambda x, n: special.polygamma(n, x)),
+    Spec(special.rgamma, UNARY, domain="positive"),
+    Spec(special.rgamma, UNARY, domain=_between(-2.9, -2.1), name="special.rgamma(negative)"),
+    Spec(special.gammainc, UNARY, domain="positive", kwargs={"a": [0.5, 1.0, 3.5]},
+         call=lambda x, a: special.gammainc(a, x)),
+    Spec(special.gammaincc, UNARY, domain="positive", kwargs={"a": [0.5, 1.0, 3.5]},
+         call=lambda x, a: special.gammaincc(a, x)),
+    Spec(special.gammainc, [(2, 3)], domain="positive", name="special.gammainc(array a)",
+         call=lambda x: special.gammainc(SHAPES, x)),
+    Spec(special.gammaincc, [(2, 3)], domain="positive", name="special.gammaincc(array a)",
+         call=lambda x: special.gammaincc(SHAPES, x)),
+    Spec(special.betainc, UNARY, domain=_between(0.05, 0.95),
+         kwargs={"a": [0.5, 1.0, 2.5], "b": [0.7, 3.0]},
+         call=lambda x, a, b: special.betainc(a, b, x)),
+    Spec(special.betainc, [(2, 3)], domain=_between(0.05, 0.95), name="special.betainc(array a, b)",
+         call=lambda x: special.betainc(SHAPES, SHAPES[::-1, ::-1], x)),
     Spec(special.multigammaln, UNARY, domain=_between(2.0, 4.0), kwargs={"d": [1, 3]}),
     Spec(special.beta, BINARY, domain="positive"),
     Spec(special.betaln, BINARY, domain="positive"),
@@ -75,6 +91,8 @@ SPECS = [
     Spec(special.y1, UNARY, domain="positive"),
     Spec(special.yv, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
          call=lambda x, v: special.yv(v, x)),
+    Spec(special.yn, UNARY, domain="positive", kwargs={"n": [0, 1, 3, -2]},
+         call=lambda x, n: special.yn(n, x)),
     Spec(special.k0, UNARY, domain="positive"),
     Spec(special.k1, UNARY, domain="positive"),
     Spec(special.kv, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
@@ -103,6 +121,24 @@ SPECS = [
 def test_bessel_order_has_no_derivative(f):
     with pytest.raises(pb.NoRuleError, match="argument 0"):
         pb.grad(f)(0.5, 1.5)
+
+
+NONDIFF = {special.gammasgn: (np.array([-2.5, -1.5, 0.5, 3.0]),)}
+
+
+def test_gammasgn_is_a_constant_factor():
+    x = np.array([-2.5, -1.5, 0.5, 3.0])
+    np.testing.assert_array_equal(pb.grad(lambda x: np.sum(special.gammasgn(x) * x))(x),
+                                  special.gammasgn(x))
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: special.gammainc(a, 1.5), lambda a: special.gammaincc(a, 1.5),
+    lambda a: special.betainc(a, 2.0, 0.4), lambda b: special.betainc(2.0, b, 0.4),
+], ids=["gammainc", "gammaincc", "betainc(a)", "betainc(b)"])
+def test_incomplete_functions_have_no_derivative_in_the_shape_parameters(call):
+    with pytest.raises(pb.NoRuleError, match="shape parameter"):
+        pb.grad(call)(1.5)
 
 
 def test_plain_functions_are_intercepted_in_scipy_special():

@@ -11,6 +11,10 @@ def _near0(rng, shape):
     return rng.uniform(-0.3, 0.3, shape)
 
 
+def _tail(rng, shape):
+    return rng.choice([-1.0, 1.0], shape) * rng.uniform(8.0, 30.0, shape)
+
+
 def _frac(rng, shape):
     return rng.uniform(0.1, 0.9, shape)
 
@@ -35,7 +39,7 @@ def _prim(method):
     return method.__wrapped__
 
 
-METHODS = ["logpdf", "pdf", "cdf", "logcdf"]
+METHODS = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
 # name, variate domain, shape parameters (domain, a constant for the cdf rows)
 FAMILIES = [
@@ -99,6 +103,10 @@ MVN = st.multivariate_normal
 
 SPECS = [
     *[s for fam in FAMILIES for s in _family_specs(*fam)],
+    # far in the tails, where sf and cdf underflow in one direction
+    *[Spec(_prim(getattr(st.norm, m)), [((3,), (), ())], domain=(_tail, _near0, "positive"),
+           call=getattr(st.norm, m), name=f"scipy.stats.norm.{m}(tails)")
+      for m in ("logsf", "logcdf")],
     *[_keywords(*fam) for fam in FAMILIES if fam[0] in ("norm", "gamma", "beta")],
     *[Spec(_prim(getattr(st.poisson, m)), [(4,), (2, 4)], domain="positive",
            call=lambda mu, m=m: getattr(st.poisson, m)(K, mu))
@@ -122,6 +130,22 @@ SPECS = [
     Spec(MVN.logpdf, [((5,), ()), ((), ())], domain=("real", "positive"),
          call=lambda x, c: MVN.logpdf(x, None, c),
          name="scipy.stats.multivariate_normal.logpdf(1-d)"),
+    # a singular cov A A^T (A tall and thin) and points in its support, mean + A z: the
+    # directions keep the rank, and the points stay in the support
+    *[Spec(method, [((4, 2), (4,), (3, 2)), ((3, 1), (3,), (2, 1)), ((3, 2), (3,), (2,))],
+           call=lambda a, mean, z, method=method: method(
+               mean + z @ a.T, mean, a @ a.T, allow_singular=True),
+           name=f"scipy.stats.multivariate_normal.{method.__name__}(singular cov)")
+      for method in (MVN.logpdf, MVN.pdf)],
+    Spec(MVN.logpdf, [((3, 3), (3,), (2, 3))], name="scipy.stats.multivariate_normal.logpdf("
+         "allow_singular, regular cov)",
+         call=lambda c, mean, x: MVN.logpdf(x, mean, _spd(c), allow_singular=True)),
+    Spec(MVN.entropy, [((3,), (3, 3)), ((1,), (1, 1))],
+         call=lambda mean, c: MVN.entropy(mean, _spd(c))),
+    Spec(MVN.entropy, [(4, 2), (3, 1), (3, 3)], call=lambda a: MVN.entropy(None, a @ a.T),
+         name="scipy.stats.multivariate_normal.entropy(A A^T, singular where A is thin)"),
+    Spec(MVN.entropy, [((3,), ()), ((2,), (2,))], domain=("real", "positive"),
+         name="scipy.stats.multivariate_normal.entropy(scalar or diagonal cov)"),
 ]
 
 
@@ -131,7 +155,7 @@ SPECS = [
 def test_cdf_shape_parameters_have_no_rule(name):
     dist = getattr(st, name)
     shapes = [2.5] * dist.numargs
-    for method in (dist.cdf, dist.logcdf):
+    for method in (dist.cdf, dist.logcdf, dist.sf, dist.logsf):
         with pytest.raises(pb.NoRuleError, match="not differentiable with respect to argument 1"):
             pb.grad(lambda a, method=method: method(0.5, a, *shapes[1:]))(2.5)
 
@@ -145,7 +169,7 @@ def test_outside_the_support_the_derivative_is_zero():
     for dist, args, x in [(st.gamma, (2.0,), [-1.0, 0.5, 2.0]), (st.expon, (), [-1.0, 0.5, 2.0]),
                           (st.beta, (2.0, 3.0), [-1.0, 0.5, 1.5])]:
         inside = (np.array(x) > 0) & (np.array(x) < (1 if dist is st.beta else np.inf))
-        for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf):
+        for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf, dist.sf, dist.logsf):
             def f(x, loc, method=method, args=args):
                 return method(x, *args, loc)
 
@@ -161,3 +185,15 @@ def test_methods_keep_scipy_signatures():
         st.gamma.logpdf(1.5, a=2.0, loc=0.0, scale=2.0))
     with pytest.raises(TypeError):
         st.gamma.logpdf(1.5)
+
+
+def test_singular_logpdf_outside_the_support_has_zero_gradient():
+    a = np.array([[1.0, 0.0], [0.5, 1.0], [0.0, 2.0]])
+    x = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5]])  # the first is outside, the second in
+    out, pullback = pb.vjp(lambda mean: MVN.logpdf(x, mean, a @ a.T, allow_singular=True),
+                           np.zeros(3))
+    assert out[0] == -np.inf and np.isfinite(out[1])
+    (ct,) = pullback(np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(ct, np.zeros(3))
+    (ct,) = pullback(np.array([0.0, 1.0]))
+    assert np.all(np.isfinite(ct)) and np.any(ct != 0)

@@ -74,3 +74,9 @@ def test_all_nan_slice_sends_nothing():
     x = np.array([[np.nan, np.nan], [1.0, 2.0]])
     g = pb.vjp(lambda x: np.nanmedian(x, axis=1), x)[1](np.ones(2))[0]
     np.testing.assert_array_equal(g, [[0, 0], [0.5, 0.5]])
+
+
+def test_quantile_probabilities_have_no_rule():
+    a = np.array([1.0, 4.0, 2.0, 3.0])
+    with pytest.raises(pb.NoRuleError, match="the probabilities q"):
+        pb.grad(lambda q: np.sum(np.quantile(a, q)))(0.3)

@@ -1,0 +1,124 @@
+"""scipy.integrate.odeint, differentiated by the adjoint method (as HIPS autograd does):
+the pullback integrates the state, its adjoint and the adjoints of the times and of the
+arrays in ``args`` backwards in time, from each time to the one before, with odeint
+itself. The vector-Jacobian products of the user's ``func`` inside that system come from
+pullback's own ``vjp``, so ``func`` is plain NumPy code.
+
+``odeint`` is plain Python: ``scipy.integrate.odeint`` is replaced by a function with its
+signature that hands ``args`` to a ``pullback.primitive`` positionally, so that tracked
+arrays inside ``args`` are seen (code that imported odeint before pullback keeps the
+original). The pullback works on plain values: it is first order only.
+"""
+
+import inspect
+
+import numpy as np
+import scipy.integrate
+
+from ..extend import NoRuleError, Tracked, plain, rrule
+from ._util import intercept
+
+_odeint = intercept(scipy.integrate, "odeint")
+_odeint.__module__ = "scipy.integrate"
+# options of the forward solve that do not apply to the adjoint system
+_FORWARD_ONLY = ("Dfun", "col_deriv", "ml", "mu", "full_output", "tfirst")
+_SIGNATURE = inspect.signature(_odeint._pb_body)
+
+
+def odeint(func, y0, t, args=(), *rest, **kwargs):
+    return _odeint(func, y0, t, args if isinstance(args, tuple) else (args,), *rest, **kwargs)
+
+
+odeint.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+odeint.__doc__ = _odeint.__doc__
+odeint.__wrapped__ = _odeint  # type: ignore[attr-defined]
+odeint.__module__ = "scipy.integrate"  # SciPy's docstring: not one of this module's doctests
+scipy.integrate.odeint = odeint
+
+
+def _first_order(*values):
+    for v in values:
+        if isinstance(v, Tracked) or (
+                isinstance(v, tuple) and any(isinstance(a, Tracked) for a in v)):
+            raise NoRuleError(
+                "pullback: the rule of scipy.integrate.odeint is first order only (its "
+                "pullback runs odeint on plain values); differentiate it once")
+
+
+def _is_array(a):
+    return np.asarray(plain(a)).dtype.kind in "fc"
+
+
+@rrule(_odeint)
+def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
+    """With respect to y0, the times t and the arrays in ``args``. A cotangent's batch axes
+    are taken one slice at a time: each is its own backward solve."""
+    bound = _SIGNATURE.bind(func, y0, t, args, *rest, **kwargs).arguments
+    if bound.get("full_output"):
+        raise NoRuleError("pullback: scipy.integrate.odeint(..., full_output=True) has no "
+                          "rule; differentiate the solution of a call without it")
+    ans = _odeint(func, y0, t, args, *rest, **kwargs)
+    tfirst = bool(bound.get("tfirst", False))
+    options = {k: v for k, v in bound.items()
+               if k not in _FORWARD_ONLY + ("func", "y0", "t", "args")}
+
+    def f(y, s, *a):
+        return func(s, y, *a) if tfirst else func(y, s, *a)
+
+    times = np.asarray(t, dtype=float)
+    T, D = np.shape(ans)
+    which = [i for i, a in enumerate(args) if _is_array(a)]
+    shapes = [np.shape(args[i]) for i in which]
+    sizes = [int(np.prod(s)) for s in shapes]
+
+    def odeint_pullback(g):
+        _first_order(g, y0, t, args)
+        g = plain(g)
+        batch = np.shape(g)[:-2]
+        slices = [adjoint_solve(gk) for gk in np.reshape(g, (-1, T, D))]
+        ct_y0, ct_t, ct_arrays = (np.reshape(np.stack(parts), batch + shape)
+                                  for parts, shape in zip(zip(*slices), [
+                                      np.shape(y0), np.shape(t), (sum(sizes),)]))
+        parts = np.split(ct_arrays, np.cumsum(sizes)[:-1], axis=-1) if sizes else []
+        ct_args = [None] * len(args)
+        for i, part, shape in zip(which, parts, shapes):
+            ct_args[i] = np.reshape(part, batch + shape)
+        return (None, ct_y0, ct_t, tuple(ct_args)) + (None,) * len(rest)
+
+    def adjoint_solve(g):
+        """The cotangents of y0, t and the arrays in args (flattened and joined) for one
+        cotangent g of the solution."""
+        from ..api import vjp
+
+        def with_arrays(flat):
+            full = list(args)
+            for i, part in zip(which, flat):
+                full[i] = part
+            return full
+
+        def augmented(state, s):
+            # the state y, its adjoint a, the adjoint of the time and of the arrays in args:
+            # y' = f, a' = -a^T df/dy, and the others integrate -a^T df/ds, -a^T df/dargs
+            y, a = state[:D], state[D:2 * D]
+            out, back = vjp(lambda y, s, *ps: np.reshape(f(y, s, *with_arrays(ps)), (D,)),
+                            y, s, *[args[i] for i in which])
+            cts = back(-a)
+            return np.concatenate([out, np.ravel(cts[0]), [float(cts[1])]]
+                                  + [np.ravel(c) for c in cts[2:]])
+
+        ct_y = g[-1]
+        ct_t0 = 0.0
+        ct_args = np.zeros(sum(sizes))
+        ct_times = np.zeros(T)
+        for i in range(T - 1, 0, -1):
+            # moving the time of an output moves it along the flow
+            ct_times[i] = np.dot(np.ravel(f(ans[i], times[i], *args)), g[i])
+            ct_t0 = ct_t0 - ct_times[i]
+            state = np.concatenate([ans[i], ct_y, [ct_t0], ct_args])
+            state = _odeint(augmented, state, times[[i, i - 1]], **options)[1]
+            ct_y = state[D:2 * D] + g[i - 1]
+            ct_t0, ct_args = state[2 * D], state[2 * D + 1:]
+        ct_times[0] = ct_t0
+        return ct_y, ct_times, ct_args
+
+    return ans, odeint_pullback

@@ -1,0 +1,108 @@
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import Spec
+
+integrate = pytest.importorskip("scipy.integrate")
+sl = pytest.importorskip("scipy.linalg")
+
+odeint = integrate.odeint
+TOL = {"rtol": 1e-10, "atol": 1e-10}  # solver tolerances: the finite differences see its error
+FIRST_ORDER = "the adjoint pullback runs odeint on plain values: first order only"
+
+
+def _times(rng, shape):
+    """Increasing times from 0, at least 0.2 apart."""
+    return np.cumsum(np.concatenate([[0.0], rng.uniform(0.2, 0.5, shape[0] - 1)]))
+
+
+def _small(rng, shape):
+    return 0.5 * rng.standard_normal(shape)
+
+
+def linear(y, t, a):
+    return a @ y
+
+
+def neural(y, t, w, b):
+    return np.tanh(w @ y + b)
+
+
+def forced(y, t, k, power):
+    # depends on the time, and on an integer that is not differentiated
+    return -k * y + np.sin(3.0 * t) ** power
+
+
+SPECS = [
+    Spec(odeint.__wrapped__, [((3,), (3, 3), (4,)), ((2,), (2, 2), (2,))],
+         domain=("real", _small, _times), order=1, why=FIRST_ORDER, rtol=1e-5,
+         call=lambda y0, a, t: odeint(linear, y0, t, args=(a,), **TOL),
+         name="scipy.integrate.odeint(linear: y0, A, t)"),
+    Spec(odeint.__wrapped__, [((2, 2), (2,), (2,)), ((3, 3), (3,), (3,))],
+         domain=(_small, "real", "real"), order=1, why=FIRST_ORDER, rtol=1e-5,
+         call=lambda w, b, y0: odeint(neural, y0, np.linspace(0.0, 1.0, 4), (w, b), **TOL),
+         name="scipy.integrate.odeint(neural ODE: W, b, y0)"),
+    Spec(odeint.__wrapped__, [((), (3,)), ((2,), (3,))], domain=("positive", _times),
+         order=1, why=FIRST_ORDER, rtol=1e-5,
+         call=lambda k, t: odeint(forced, np.ones(np.shape(k)), t, args=(k, 2), **TOL),
+         name="scipy.integrate.odeint(time-dependent, a constant in args)"),
+    Spec(odeint.__wrapped__, [((2,), (2, 2))], domain=("real", _small), order=1,
+         why=FIRST_ORDER, rtol=1e-5,
+         call=lambda y0, a: odeint(lambda t, y, a: a @ y, y0, [0.0, 0.5, 1.0], (a,),
+                                   tfirst=True, **TOL),
+         name="scipy.integrate.odeint(tfirst)"),
+]
+
+NONDIFF = []
+
+
+
+def test_linear_solution_and_its_gradient_are_the_known_ones():
+    rng = np.random.default_rng(1)
+    a, y0, t = 0.5 * rng.standard_normal((3, 3)), rng.standard_normal(3), np.array([0.0, 0.7])
+    y = odeint(linear, y0, t, args=(a,), **TOL)
+    np.testing.assert_allclose(y[1], sl.expm(a * t[1]) @ y0, rtol=1e-8)
+    # the gradient of sum(y(t1)) in y0 against finite differences of odeint itself
+    pb.check_grads(lambda y0: odeint(linear, y0, t, args=(a,), **TOL)[1], y0, order=1,
+                   rtol=1e-5)
+    g = pb.grad(lambda y0: np.sum(odeint(linear, y0, t, args=(a,), **TOL)[1]))(y0)
+    eps = 1e-6
+    numeric = [(np.sum(odeint(linear, y0 + eps * e, t, args=(a,), **TOL)[1])
+                - np.sum(odeint(linear, y0 - eps * e, t, args=(a,), **TOL)[1])) / (2 * eps)
+               for e in np.eye(3)]
+    np.testing.assert_allclose(g, numeric, rtol=1e-5)
+
+
+def test_neural_ode_gradient_of_a_loss():
+    rng = np.random.default_rng(2)
+    w, b, y0 = 0.5 * rng.standard_normal((2, 2)), rng.standard_normal(2), rng.standard_normal(2)
+    target = np.array([0.3, -0.2])
+    t = np.linspace(0.0, 2.0, 5)
+
+    def loss(w, b, y0):
+        y = odeint(neural, y0, t, args=(w, b), **TOL)
+        return np.sum((y[-1] - target) ** 2) + 0.1 * np.sum(y[2] ** 2)
+
+    pb.check_grads(loss, w, b, y0, order=1, rtol=1e-5)
+
+
+def test_the_args_tuple_may_be_positional_or_a_keyword():
+    a, y0 = np.array([[-1.0, 0.5], [0.0, -2.0]]), np.array([1.0, 2.0])
+    t = [0.0, 1.0]
+    by_keyword = pb.grad(lambda a: np.sum(odeint(linear, y0, t, args=(a,), **TOL)))(a)
+    by_position = pb.grad(lambda a: np.sum(odeint(linear, y0, t, (a,), **TOL)))(a)
+    np.testing.assert_array_equal(by_keyword, by_position)
+
+
+def test_second_derivatives_raise():
+    a, y0 = np.array([[-1.0, 0.5], [0.0, -2.0]]), np.array([1.0, 2.0])
+    with pytest.raises(pb.NoRuleError, match="first order only"):
+        pb.hessian(lambda y0: np.sum(odeint(linear, y0, [0.0, 1.0], args=(a,)) ** 2))(y0)
+
+
+def test_full_output_has_no_rule():
+    with pytest.raises(pb.NoRuleError, match="full_output"):
+        pb.grad(lambda y0: np.sum(odeint(lambda y, t: -y, y0, [0.0, 1.0],
+                                         full_output=True)[0]))(np.ones(2))
