@@ -8,14 +8,19 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,examples,docs]'
 	touch $@
 
 demo: $(VENV)/.installed
-	$(PY) examples/train_mlp.py
+	$(PY) examples/digits.py
 
+# lint, types, the docs site (strict), the docstring examples, then the suite (which runs
+# every example in --quick mode)
 test: $(VENV)/.installed
 	$(PY) -m ruff check pullback tests bench examples
+	$(PY) -m mypy
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
+	$(PY) -m pytest -q -p no:xdist --doctest-modules pullback
 	$(PY) -m pytest -q -n 2
 
 # the oldest NumPy pullback supports, in a venv of its own (CI runs it after `make test`)
@@ -41,11 +46,7 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
 # the documentation site, built in strict mode: a broken link or reference fails the build
-$(VENV)/.docs-installed: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[docs]'
-	touch $@
-
-docs: $(VENV)/.docs-installed
+docs: $(VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 clean:
