@@ -92,9 +92,13 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             if ct is None:
                 continue
             c, v = ct.__class__, parent.value
-            # a cotangent that already fits its input skips the projection (the common case)
-            if batch_shape or c is not v.__class__ or c is Tracked or (
-                    c is np.ndarray and (ct.dtype != v.dtype or ct.shape != v.shape)):
+            # a cotangent that already fits its input skips the projection (the common case;
+            # with batch axes too, which pays in Jacobians: bench/NOTES.md)
+            if c is np.ndarray:
+                if ct.dtype != v.dtype or ct.shape != (
+                        batch_shape + v.shape if batch_shape else v.shape):
+                    ct = _project(ct, parent, batch_shape, rule)
+            elif batch_shape or c is not v.__class__ or c is Tracked:
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
