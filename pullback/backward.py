@@ -210,22 +210,35 @@ def _match(node, cts):
             "per argument (None for an argument with no gradient)"
         )
     pairs = []
-    stack = [(args, cts)]
-    while stack:
-        items, entries = stack.pop()
-        for i, (a, ct) in enumerate(zip(items, entries)):
+    nested = []  # (arguments, cotangents) of list and tuple arguments, walked after
+    for i, (a, ct) in enumerate(zip(args, cts)):
+        if isinstance(a, Tracked):
+            if a.level == level and ct is not None:
+                if ct.__class__ is NotImplementedCotangent:
+                    _no_derivative(node, i, ct)
+                pairs.append((a, ct() if callable(ct) else ct))
+        elif type(a) is list or type(a) is tuple:
             if ct.__class__ is NotImplementedCotangent:
-                if _tracked_at(a, level):  # an error only if it was tracked here
-                    raise NoRuleError(
-                        f"pullback: {_pullback_name(node.rule)} has no derivative with "
-                        f"respect to argument {i} ({ct.reason}); pass it as a plain value"
-                    )
-            elif isinstance(a, Tracked):
-                if a.level == level:
-                    pairs.append((a, ct() if callable(ct) else ct))
-            elif (type(a) is list or type(a) is tuple) and ct is not None:
-                stack.append((a, ct() if callable(ct) else ct))
+                if _tracked_at(a, level):
+                    _no_derivative(node, i, ct)
+            elif ct is not None:
+                nested.append((a, ct() if callable(ct) else ct))
+    while nested:
+        items, entries = nested.pop()
+        for b, c in zip(items, entries):
+            if isinstance(b, Tracked):
+                if b.level == level and c is not None:
+                    pairs.append((b, c() if callable(c) else c))
+            elif (type(b) is list or type(b) is tuple) and c is not None:
+                nested.append((b, c() if callable(c) else c))
     return pairs
+
+
+def _no_derivative(node, i, ct):
+    raise NoRuleError(
+        f"pullback: {_pullback_name(node.rule)} has no derivative with respect to "
+        f"argument {i} ({ct.reason}); pass it as a plain value"
+    )
 
 
 def _tracked_at(a, level):

@@ -132,32 +132,25 @@ def box_at(x, level):
     return x if isinstance(x, Tracked) and x.level == level else None
 
 
+def map_boxes(x, open_box):
+    """``x`` with ``open_box`` applied to every tracked value in it, looking into lists and
+    tuples (np.block's and np.stack's arguments)."""
+    if isinstance(x, Tracked):
+        return open_box(x)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(map_boxes(b, open_box) for b in x)
+    return x
+
+
+def _live_box(x):
+    while isinstance(x, Tracked) and x.level not in live_levels:
+        x = x.value
+    return x
+
+
 def drop_finished(x):
     """``x`` without the boxes of finished computations, looking into lists and tuples."""
-    if isinstance(x, Tracked):
-        while isinstance(x, Tracked) and x.level not in live_levels:
-            x = x.value
-        return x
-    if type(x) is list or type(x) is tuple:
-        return type(x)(drop_finished(b) for b in x)
-    return x
-
-
-def _plain_all(x):
-    if isinstance(x, Tracked):
-        return plain(x)
-    if type(x) is list or type(x) is tuple:
-        return type(x)(_plain_all(b) for b in x)
-    return x
-
-
-def _unbox(x, top):
-    """``x`` with its boxes at level ``top`` opened, looking into lists and tuples."""
-    if isinstance(x, Tracked):
-        return x.value if x.level == top else x
-    if type(x) is list or type(x) is tuple:
-        return type(x)(_unbox(b, top) for b in x)
-    return x
+    return map_boxes(x, _live_box)
 
 
 def top_level(items):
@@ -187,17 +180,14 @@ def shape_of(x):
 
 def is_complex(v):
     """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
-    if isinstance(v, complex):  # a Python complex, such as the 1j of 1j * x
-        return True
     dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind == "c"
+    return isinstance(v, complex) if dtype is None else dtype.kind == "c"
 
 
-def _inexact(out):
-    dtype = getattr(out, "dtype", None)
-    if dtype is None:
-        return isinstance(out, (float, complex))
-    return dtype.kind in "fc"
+def is_inexact(v):
+    """Whether ``v`` is floating-point or complex: whether it can carry a gradient."""
+    dtype = getattr(v, "dtype", None)
+    return isinstance(v, (float, complex)) if dtype is None else dtype.kind in "fc"
 
 
 # ---------------------------------------------------------------------------- recording
@@ -209,10 +199,10 @@ def record(out, rule, level, args):
     per output."""
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
-        children = [Tracked(o, level, hub, Pick(i)) if _inexact(o) else o
+        children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         return type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
-    if not _inexact(out):
+    if not is_inexact(out):
         return out
     return Tracked(out, level, args, rule)
 
@@ -226,7 +216,20 @@ def apply(func, args, kwargs):
             kwargs = _without_out(func, kwargs)
         if any(isinstance(v, Tracked) for v in kwargs.values()):
             args, kwargs = _bind_positional(func, args, kwargs)
-    top, finished = top_level(args)
+    # the level search of top_level, written out for flat arguments (the common case:
+    # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk
+    top, finished, nested = -1, False, False
+    for a in args:
+        if isinstance(a, Tracked):
+            lvl = a.level
+            if lvl not in live_levels:
+                finished = True
+            elif lvl > top:
+                top = lvl
+        elif type(a) is list or type(a) is tuple:
+            nested = True
+    if nested:
+        top, finished = top_level(args)
     if finished:  # values escaped from finished computations are constants
         args = drop_finished(args)
         top = top_level(args)[0]
@@ -252,7 +255,10 @@ def apply(func, args, kwargs):
     if cls is Composite:
         return rule.impl(*args, **kwargs)
     # unbox the top level; lower levels stay boxed and record the rule's own work
-    vals = [_unbox(a, top) for a in args]
+    if nested:
+        vals = [map_boxes(a, lambda b: b.value if b.level == top else b) for a in args]
+    else:
+        vals = [a.value if isinstance(a, Tracked) and a.level == top else a for a in args]
     if cls is Elementwise:
         return record(func(*vals, **kwargs), rule, top, args)
     if cls is Unbatched:
@@ -290,8 +296,8 @@ def _binary(func, a, b):
 
 
 def _call_plain(func, args, kwargs):
-    args = [_plain_all(a) for a in args]
-    kwargs = {k: _plain_all(v) for k, v in kwargs.items()}
+    args = [map_boxes(a, plain) for a in args]
+    kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
     if getattr(func, "_pb_primitive", False):
         return func._pb_body(*args, **kwargs)
     if func is getitem:
@@ -371,8 +377,8 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
     """``ufunc.reduce(x)`` and the other ufunc methods on tracked values: ``outer`` for
     every ufunc with a rule, ``at`` refused, the rest from the registry's table."""
     if ufunc in nondiff:
-        return getattr(ufunc, method)(*[_plain_all(a) for a in inputs],
-                                      **{k: _plain_all(v) for k, v in kwargs.items()})
+        return getattr(ufunc, method)(*[map_boxes(a, plain) for a in inputs],
+                                      **{k: map_boxes(v, plain) for k, v in kwargs.items()})
     if method == "at":
         raise TypeError(
             f"pullback: np.{ufunc.__name__}.at(a, indices, ...) updates a in place, which "
@@ -402,13 +408,8 @@ def primitive(fn):
     >>> @pb.primitive
     ... def softplus(x):
     ...     return np.logaddexp(0.0, x)
-    >>> @pb.rrule(softplus)
-    ... def softplus_rule(x):
-    ...     def softplus_pullback(g):
-    ...         return (g / (1.0 + np.exp(-x)),)
-    ...     return softplus(x), softplus_pullback
-    >>> pb.grad(softplus)(0.0)
-    np.float64(0.5)
+    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
+    np.float64(0.6931471805599453)
     """
     @functools.wraps(fn)
     def primitive_wrapper(*args, **kwargs):

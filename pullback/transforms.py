@@ -18,7 +18,7 @@ import numpy as np
 
 from .api import grad
 from .backward import VJP, as_result, fname_of, linearize, normalize_argnums, strip
-from .core import Tracked, box_at, plain, shape_of
+from .core import Tracked, box_at, is_inexact, plain, shape_of
 from .registry import Elementwise
 from .tree import tree_flatten, tree_unflatten
 
@@ -31,10 +31,6 @@ def _dtype(x):
     v = plain(x)
     dtype = getattr(v, "dtype", None)
     return np.result_type(v) if dtype is None else dtype
-
-
-def _inexact(x):
-    return _dtype(x).kind in "fc"
 
 
 def _basis(shapes, dtypes, start, stop):
@@ -88,11 +84,11 @@ def _tangent_pullback(pull, outs, fname):
     """Record ``u -> pull(u)`` at a fresh level, at ``u`` = ones (a nonzero point, so that
     no "zero cotangent gives zero" mask fires): a VJP whose pullback maps tangents of the
     inputs to tangents of the outputs, and the indices of the outputs it covers."""
-    live = [k for k, o in enumerate(outs) if _inexact(o)]
+    live = [k for k, o in enumerate(outs) if is_inexact(o)]
 
     def pull_live(u_live):
         boxes = iter(u_live)
-        return pull([next(boxes) if _inexact(o) else np.zeros(shape_of(o)) for o in outs])
+        return pull([next(boxes) if is_inexact(o) else np.zeros(shape_of(o)) for o in outs])
 
     ulin, flat, _ = linearize(pull_live, ([np.ones_like(plain(outs[k])) for k in live],),
                               {}, (0,))
