@@ -352,9 +352,10 @@ def test_a_memory_report_agrees_with_tracemalloc():
     finally:
         tracemalloc.stop()
     assert kept is not None
-    # the graph's arrays are what stays allocated; Python objects add a little
-    assert rep.total_bytes <= current - base <= 1.1 * rep.total_bytes
-    assert rep.total_bytes <= peak - base <= 1.1 * rep.total_bytes
+    # the graph's arrays are what stays allocated; the Python objects add 0.1% here
+    # (measured: peak / report = 1.0014, README)
+    assert rep.total_bytes <= current - base <= 1.02 * rep.total_bytes
+    assert rep.total_bytes <= peak - base <= 1.02 * rep.total_bytes
 
 
 def test_arrays_shared_between_nodes_count_once():
