@@ -3,6 +3,7 @@
 from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
 from .api import grad, value_and_grad, vjp
 from .core import Tracked, no_grad
+from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report
 from .extend import (
     MINUS_ONE,
     ONE,
@@ -44,4 +45,5 @@ __all__ = [
     "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",
+    "detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport",
 ]

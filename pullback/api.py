@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
 
 from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
+from .debug import loss_error
+from .registry import LossError
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp"]
@@ -39,7 +41,10 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                     f"return a pair (loss, aux); it returned {type(out).__name__}"
                 )
             out, aux = out
-        seed = scalar_seed(out, fname, losscheck)
+        try:
+            seed = scalar_seed(out, fname, losscheck)
+        except LossError as error:  # where the first non-finite value was born
+            raise loss_error(error, f, args, kwargs, nums) from None
         grads = lin.pull([out], [seed])
         value = strip(out)
         if has_aux:

@@ -39,13 +39,14 @@ _seq = itertools.count()
 # Levels whose computation is still running, with their kind. Level 0 is the Tracker
 # level of ``param`` values made outside any transform: it never ends.
 live_levels = {0: "tracker"}
+watching = 0  # how many threads have a watch set: record reads this, not the thread's state
 
 
 class _ThreadState(threading.local):
-    no_grad = 0
+    no_grad = slow = 0  # slow: nonzero when the hot paths must take apply (no_grad, a watch)
 
     def __init__(self):
-        self.frames = []
+        self.frames, self.watch = [], None  # watch: what record shows debug.py of each node
 
 
 state = _ThreadState()
@@ -100,10 +101,12 @@ class no_grad:
 
     def __enter__(self):
         state.no_grad += 1
+        state.slow += 1
         return self
 
     def __exit__(self, *exc):
         state.no_grad -= 1
+        state.slow -= 1
         return False
 
     def __call__(self, fn):
@@ -192,19 +195,21 @@ def is_inexact(v):
 
 # ---------------------------------------------------------------------------- recording
 
-def record(out, rule, level, args):
-    """The one place a node is recorded: ``out`` of a call on ``args`` at ``level``, whose
-    ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and boolean
-    results carry no gradient and stay plain; several outputs get a hub node and one node
-    per output."""
+def record(out, rule, level, args, func=None):
+    """The one place a node is recorded: ``out`` of ``func`` called on ``args`` at ``level``,
+    whose ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and
+    boolean results carry no gradient and stay plain; several outputs get a hub node and
+    one node per output."""
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
-        return type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
-    if not is_inexact(out):
-        return out
-    return Tracked(out, level, args, rule)
+        out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
+    elif is_inexact(out):
+        out = Tracked(out, level, args, rule)
+    if watching and state.watch is not None:
+        state.watch(out, args, func)
+    return out
 
 
 def apply(func, args, kwargs):
@@ -260,19 +265,19 @@ def apply(func, args, kwargs):
     else:
         vals = [a.value if isinstance(a, Tracked) and a.level == top else a for a in args]
     if cls is Elementwise:
-        return record(func(*vals, **kwargs), rule, top, args)
+        return record(func(*vals, **kwargs), rule, top, args, func)
     if cls is Unbatched:
         out, pullback = rule.rule(*vals, **kwargs)
-        return record(out, Unbatched(pullback), top, args)
+        return record(out, Unbatched(pullback), top, args, func)
     out, pullback = rule(*vals, **kwargs)
-    return record(out, pullback, top, args)
+    return record(out, pullback, top, args, func)
 
 
 def _unary(func, a):
     """``apply`` for one tracked argument and no keywords (``np.sin(x)``, ``-x``): the hot
     path of a table row, which needs no level search (bench/NOTES.md)."""
     row = rules.get(func)
-    if row.__class__ is not Elementwise or a.level not in live_levels or state.no_grad:
+    if row.__class__ is not Elementwise or a.level not in live_levels or state.slow:
         return apply(func, (a,), {})
     return Tracked(row.call(a.value), a.level, (a,), row)
 
@@ -281,7 +286,7 @@ def _binary(func, a, b):
     """``apply`` for two arguments and no keywords (``x * y``, ``x + 1.0``): the hot path of
     a table row, with the level search written out."""
     row = rules.get(func)
-    if row.__class__ is not Elementwise or state.no_grad:
+    if row.__class__ is not Elementwise or state.slow:
         return apply(func, (a, b), {})
     la = a.level if isinstance(a, Tracked) else -1
     lb = b.level if isinstance(b, Tracked) else -1
@@ -502,14 +507,9 @@ class Tracked(ArrayMethods):
             "the graph on purpose, or np.stack/np.concatenate to build arrays of tracked parts."
         )
 
-    def __float__(self):
-        self._refuse_scalar("float")
-
-    def __int__(self):
-        self._refuse_scalar("int")
-
-    def __complex__(self):
-        self._refuse_scalar("complex")
+    __float__ = functools.partialmethod(_refuse_scalar, "float")
+    __int__ = functools.partialmethod(_refuse_scalar, "int")
+    __complex__ = functools.partialmethod(_refuse_scalar, "complex")
 
     def __bool__(self):
         return bool(plain(self))

@@ -14,6 +14,8 @@ from numpy.typing import ArrayLike
 
 from .backward import backward_pass, scalar_seed, strip, writeable
 from .core import Tracked, box_at, live_levels, plain, tracker_level
+from .debug import graph_loss_error
+from .registry import LossError
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 
@@ -99,7 +101,10 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                 "of that shape, e.g. y.backward(np.ones_like(y.value)); or reduce it to a "
                 "scalar loss first"
             )
-        seed = scalar_seed(self, "backward()", losscheck)
+        try:
+            seed = scalar_seed(self, "backward()", losscheck)
+        except LossError as error:  # the first operation that made a NaN or infinity
+            raise graph_loss_error(error, self) from None
     else:
         seed = cotangent if isinstance(cotangent, Tracked) else np.asarray(cotangent)
         if np.shape(plain(seed)) != np.shape(plain(self)):
@@ -214,7 +219,10 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     """
     params = params if isinstance(params, Params) else Params(params)
     y = fn()
-    seed = scalar_seed(y, "gradient()", losscheck)
+    try:
+        seed = scalar_seed(y, "gradient()", losscheck)
+    except LossError as error:
+        raise graph_loss_error(error, y) from None
     leaves: dict[Any, Any] = {}
     levels = sorted({p.level for p in params}, reverse=True)
     for level in levels:
