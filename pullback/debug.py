@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-import pullback.core as core  # (``from . import core`` reads as importing the package)
-
+from . import core
 from .backward import Linearized, _row_pullback, fname_of, normalize_argnums
 from .core import Tracked, box_at, plain, state
 from .registry import Elementwise, LossError, NotImplementedCotangent, Pick, Unbatched, name_of

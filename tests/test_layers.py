@@ -25,8 +25,14 @@ def _top_level_imports(path):
             else:
                 mod = node.module or ""
             if mod.startswith("pullback"):
-                candidates = [mod] + [f"{mod}.{a.name}" for a in node.names]
-                found.update(candidates)
+                # ``from . import core`` imports the module pullback.core; ``from .core
+                # import plain`` imports pullback.core (plain is no module)
+                submodules = [f"{mod}.{a.name}" for a in node.names]
+                found.update(submodules)
+                if not any((PACKAGE.parent / (m.replace(".", "/") + ".py")).exists()
+                           or (PACKAGE.parent / m.replace(".", "/")).is_dir()
+                           for m in submodules):
+                    found.add(mod)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("pullback"))
     return found
