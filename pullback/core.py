@@ -25,6 +25,7 @@ from .registry import (
     Pick,
     Unbatched,
     astype,
+    check_rule_result,
     getitem,
     name_of,
     nondiff,
@@ -262,10 +263,14 @@ def apply(func, args, kwargs):
     if cls is Elementwise:
         return record(func(*vals, **kwargs), rule, top, args)
     if cls is Unbatched:
-        out, pullback = rule.rule(*vals, **kwargs)
-        return record(out, Unbatched(pullback), top, args)
-    out, pullback = rule(*vals, **kwargs)
-    return record(out, pullback, top, args)
+        result = rule.rule(*vals, **kwargs)
+        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+            check_rule_result(func, rule.rule, result)
+        return record(result[0], Unbatched(result[1]), top, args)
+    result = rule(*vals, **kwargs)
+    if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+        check_rule_result(func, rule, result)
+    return record(result[0], result[1], top, args)
 
 
 def _unary(func, a):
@@ -401,28 +406,6 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
     return impl(*inputs, **kwargs)
 
 
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
-    np.float64(0.6931471805599453)
-    """
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        top, finished = top_level((args, tuple(kwargs.values())))
-        if top >= 0 or finished:
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_wrapper._pb_primitive = True
-    primitive_wrapper._pb_body = fn
-    return primitive_wrapper
-
-
 # ---------------------------------------------------------------------------- tracked values
 
 def _operator(func, reflected=False):
@@ -487,6 +470,9 @@ class Tracked(ArrayMethods):
         return apply(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
+        v = _live_box(self)
+        if not isinstance(v, Tracked):  # escaped from a finished computation: a constant
+            return np.array(v, dtype=dtype, copy=copy)
         raise TypeError(
             "pullback: a tracked value cannot become a plain NumPy array here "
             f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
@@ -503,7 +489,8 @@ class Tracked(ArrayMethods):
         )
 
     def __float__(self):
-        self._refuse_scalar("float")
+        v = _live_box(self)
+        return float(v) if not isinstance(v, Tracked) else self._refuse_scalar("float")
 
     def __int__(self):
         self._refuse_scalar("int")
@@ -516,6 +503,12 @@ class Tracked(ArrayMethods):
 
     def __format__(self, spec):
         return format(plain(self), spec)
+
+    def __copy__(self):  # immutable: a copy is the value itself, still on the graph
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""

@@ -6,6 +6,7 @@ and adds the cotangents of the params it reaches into their ``.grad``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -44,6 +45,12 @@ class Param(Tracked):
         else:
             self.grad = np.zeros_like(plain(self.value))
 
+    def __deepcopy__(self, memo: dict) -> Param:
+        """A new, independent param holding a copy of the value (as PyTorch's leaves)."""
+        p = param(np.copy(plain(self)))
+        p.grad = np.copy(self.grad)
+        return p
+
     def __repr__(self) -> str:
         return f"param({plain(self)!r})"
 
@@ -61,6 +68,12 @@ def param(x: ArrayLike | Tracked) -> Param:
         value = x
     else:
         value = np.array(x)
+        if value.dtype.kind not in "biufc":
+            raise TypeError(
+                f"pullback: pb.param needs numbers (an array, a list or a scalar), got "
+                f"{type(x).__name__} (dtype {value.dtype}); pass the initial value, e.g. "
+                "pb.param(np.zeros(3))"
+            )
         if value.dtype.kind not in "fc":
             value = value.astype(np.float64)
     return Param(value, tracker_level())
@@ -73,11 +86,23 @@ def _tracker_box(y):
     return y if isinstance(y, Tracked) else None
 
 
+# .grad accumulation is a read-modify-write: one lock makes concurrent backward() calls
+# into shared params add up exactly (the backward passes themselves run in parallel)
+_grad_lock = threading.Lock()
+
+
+def _levels_of(y):
+    while isinstance(y, Tracked):
+        yield y.level
+        y = y.value
+
+
 def _accumulate(p, ct):
-    if type(p.grad) is np.ndarray and type(ct) is np.ndarray and p.grad.shape == ct.shape:
-        p.grad += ct
-    else:
-        p.grad = p.grad + ct
+    with _grad_lock:
+        if type(p.grad) is np.ndarray and type(ct) is np.ndarray and p.grad.shape == ct.shape:
+            p.grad += ct
+        else:
+            p.grad = p.grad + ct
 
 
 def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
@@ -108,7 +133,14 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                 f"for a value of shape {np.shape(plain(self))}"
             )
     if node is None:
-        return
+        finished = isinstance(self, Tracked) and any(
+            lvl not in live_levels for lvl in _levels_of(self))
+        raise RuntimeError(
+            "pullback: backward() of a value that depends on no pb.param at a live level: "
+            + ("it escaped a finished pb.grad/pb.vjp, where it is a constant now. "
+               if finished else "it was made by pb.grad/pb.vjp's arguments, not params. ")
+            + "Call backward() on a loss computed from pb.param values, or use pb.grad."
+        )
     leaves = backward_pass([node], [seed], (), retain_graph)
     for leaf, ct in leaves.items():
         if isinstance(leaf, Param):
@@ -239,11 +271,16 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     if not isinstance(x, Param):
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
     d = plain(delta)
-    if np.shape(d) != np.shape(plain(x.value)) and np.broadcast_shapes(
-            np.shape(d), np.shape(plain(x.value))) != np.shape(plain(x.value)):
+    shape = np.shape(plain(x.value))
+    try:
+        fits = np.shape(d) == shape or np.broadcast_shapes(np.shape(d), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"pullback: update of a param of shape {np.shape(plain(x.value))} with a step "
-            f"of shape {np.shape(d)}"
+            f"of shape {np.shape(d)}; pass a step of the param's shape (or one that "
+            "broadcasts to it)"
         )
     if type(x.value) is np.ndarray and x.value.ndim:
         x.value += d
