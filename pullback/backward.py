@@ -108,9 +108,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             else:
                 cts[parent] = prev + ct
     if visited is not None:
-        for node in visited:
-            node.rule = FREED
-            node.args = None
+        for node in visited:  # releases the arrays it held read-only (guard.py)
+            node.rule, node.args, node.hold = FREED, None, None
     return leaves
 
 

@@ -10,13 +10,14 @@ down, so the lower levels record the rule's own computation: that is how derivat
 """
 
 import functools
-import inspect
 import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
+from .binding import bind_positional
+from .guard import hold
 from .methods import ArrayMethods
 from .registry import (
     Composite,
@@ -200,12 +201,15 @@ def record(out, rule, level, args):
     per output."""
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
+        hold(hub, args, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         return type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     if not is_inexact(out):
         return out
-    return Tracked(out, level, args, rule)
+    node = Tracked(out, level, args, rule)
+    hold(node, args, rule)  # the arrays its backward pass reads stay read-only (guard.py)
+    return node
 
 
 def apply(func, args, kwargs):
@@ -216,7 +220,7 @@ def apply(func, args, kwargs):
         if "out" in kwargs:
             kwargs = _without_out(func, kwargs)
         if any(isinstance(v, Tracked) for v in kwargs.values()):
-            args, kwargs = _bind_positional(func, args, kwargs)
+            args, kwargs = bind_positional(func, args, kwargs, Tracked)
     # the level search of top_level, written out for flat arguments (the common case:
     # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk
     top, finished, nested = -1, False, False
@@ -279,7 +283,10 @@ def _unary(func, a):
     row = rules.get(func)
     if row.__class__ is not Elementwise or a.level not in live_levels or state.no_grad:
         return apply(func, (a,), {})
-    return Tracked(row.call(a.value), a.level, (a,), row)
+    node = Tracked(row.call(a.value), a.level, (a,), row)
+    if a.rule is None:  # an input's value stays read-only while the node needs it
+        hold(node, (a,), row)
+    return node
 
 
 def _binary(func, a, b):
@@ -292,12 +299,21 @@ def _binary(func, a, b):
     lb = b.level if isinstance(b, Tracked) else -1
     if (la >= 0 and la not in live_levels) or (lb >= 0 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
+    # a plain array or an input's value stays read-only while the node needs it (guard.py)
     call = row.call
     if la > lb:
-        return Tracked(call(a.value, b), la, (a, b), row)
-    if lb > la:
-        return Tracked(call(a, b.value), lb, (a, b), row)
-    return Tracked(call(a.value, b.value), la, (a, b), row)
+        node = Tracked(call(a.value, b), la, (a, b), row)
+        if b.__class__ is np.ndarray or a.rule is None:
+            hold(node, (a, b), row)
+    elif lb > la:
+        node = Tracked(call(a, b.value), lb, (a, b), row)
+        if a.__class__ is np.ndarray or b.rule is None:
+            hold(node, (a, b), row)
+    else:
+        node = Tracked(call(a.value, b.value), la, (a, b), row)
+        if a.rule is None or b.rule is None:
+            hold(node, (a, b), row)
+    return node
 
 
 def _call_plain(func, args, kwargs):
@@ -323,47 +339,6 @@ def _without_out(func, kwargs):
             "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
         )
     return {k: v for k, v in kwargs.items() if k != "out"}
-
-
-def _bind_positional(func, args, kwargs):
-    """Move tracked keyword arguments into positional places using ``func``'s signature."""
-    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
-    try:
-        sig = inspect.signature(target)
-        bound = sig.bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        name = next(k for k, v in kwargs.items() if isinstance(v, Tracked))
-        raise TypeError(
-            f"pullback: pass the tracked argument {name!r} of {name_of(func)} positionally"
-        ) from None
-    names = list(sig.parameters)
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    pos, kw = [], {}
-    for k, p in enumerate(sig.parameters.values()):
-        if p.name not in bound.arguments:
-            # a default that a later positional argument needs in front of it
-            if p.kind in positional and any(
-                    n in bound.arguments and sig.parameters[n].kind in (
-                        *positional, inspect.Parameter.VAR_POSITIONAL)
-                    for n in names[k + 1:]):
-                pos.append(p.default)
-            continue
-        v = bound.arguments[p.name]
-        if p.kind == p.VAR_POSITIONAL:
-            pos.extend(v)
-        elif p.kind == p.VAR_KEYWORD:
-            kw.update(v)
-        elif p.kind == p.KEYWORD_ONLY:
-            kw[p.name] = v
-        else:
-            pos.append(v)
-    stuck = [k for k, v in kw.items() if isinstance(v, Tracked)]
-    if stuck:
-        raise TypeError(
-            f"pullback: {name_of(func)} takes the tracked argument {stuck[0]!r} only by "
-            "keyword, which its rule cannot differentiate; pass it positionally"
-        )
-    return tuple(pos), kw
 
 
 def _ufunc_call(ufunc, inputs, kwargs):
@@ -441,7 +416,7 @@ class Tracked(ArrayMethods):
     array([1., 1.])
     """
 
-    __slots__ = ("value", "level", "seq", "args", "rule")
+    __slots__ = ("value", "level", "seq", "args", "rule", "hold")
     backward: Any  # the Tracker face's backward() and .grad (tracker.py)
     grad: Any
     __array_priority__ = 1000.0

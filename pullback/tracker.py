@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .backward import backward_pass, scalar_seed, strip, writeable
-from .core import Tracked, box_at, live_levels, plain, tracker_level
+from .core import Tracked, _seq, box_at, live_levels, plain, tracker_level
+from .guard import is_held
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 
@@ -27,11 +28,12 @@ class Param(Tracked):
     array([3., 3.])
     """
 
-    __slots__ = ("grad",)
+    __slots__ = ("grad", "updated")
 
     def __init__(self, value: Any, level: int) -> None:
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
+        self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
 
     def zero_grad(self) -> None:
         """Reset ``.grad`` to zeros (in place where it is a plain array).
@@ -40,7 +42,7 @@ class Param(Tracked):
         >>> W.zero_grad(); W.grad
         array([0., 0.])
         """
-        if type(self.grad) is np.ndarray:
+        if type(self.grad) is np.ndarray and self.grad.flags.writeable:
             self.grad[...] = 0
         else:
             self.grad = np.zeros_like(plain(self.value))
@@ -99,7 +101,9 @@ def _levels_of(y):
 
 def _accumulate(p, ct):
     with _grad_lock:
-        if type(p.grad) is np.ndarray and type(ct) is np.ndarray and p.grad.shape == ct.shape:
+        grad = p.grad
+        if (type(grad) is np.ndarray and type(ct) is np.ndarray and grad.shape == ct.shape
+                and grad.flags.writeable):
             p.grad += ct
         else:
             p.grad = p.grad + ct
@@ -142,9 +146,21 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
             + "Call backward() on a loss computed from pb.param values, or use pb.grad."
         )
     leaves = backward_pass([node], [seed], (), retain_graph)
+    _check_not_updated(leaves, node)
     for leaf, ct in leaves.items():
         if isinstance(leaf, Param):
             _accumulate(leaf, ct)
+
+
+def _check_not_updated(leaves, root):
+    for leaf in leaves:
+        if isinstance(leaf, Param) and leaf.updated > root.seq:
+            raise RuntimeError(
+                f"pullback: backward() through a graph recorded before pb.update changed "
+                f"the param it used (shape {np.shape(plain(leaf.value))}); its gradient "
+                "would mix old and new values. Call backward() before pb.update, or "
+                "compute the loss again."
+            )
 
 
 Tracked.backward = backward
@@ -252,7 +268,9 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     for level in levels:
         node = box_at(y, level)
         if node is not None:
-            leaves.update(backward_pass([node], [seed], (), True))
+            found = backward_pass([node], [seed], (), True)
+            _check_not_updated(found, node)
+            leaves.update(found)
     pairs = []
     for p in params:
         ct = leaves.get(p)
@@ -262,7 +280,9 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
 
 def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
-    ``update!``). Returns ``x``.
+    ``update!``). Returns ``x``. While a graph recorded before still needs the old value
+    (the guard keeps it read-only), ``x`` gets a new array and that graph keeps the old
+    one, so its backward pass is still the gradient of the values it computed with.
 
     >>> W = pb.param(np.array([1.0, 2.0])); np.sum(W ** 2).backward()
     >>> pb.update(W, -0.25 * W.grad).value
@@ -282,9 +302,13 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
             f"of shape {np.shape(d)}; pass a step of the param's shape (or one that "
             "broadcasts to it)"
         )
-    if type(x.value) is np.ndarray and x.value.ndim:
+    if type(x.value) is np.ndarray and x.value.ndim and not is_held(x.value):
         x.value += d
     else:
+        if type(x.value) is np.ndarray and is_held(x.value):
+            # a graph recorded before holds the old value (guard.py): its backward pass
+            # would mix old and new values, so it refuses (tracker backward)
+            x.updated = next(_seq)
         x.value = plain(x.value) + d
     x.zero_grad()
     return x

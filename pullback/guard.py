@@ -1,0 +1,106 @@
+"""The mutation guard: while a recorded graph still needs a plain array (a constant a node
+saved, a ``param``'s value, an argument of ``vjp``), the array is read-only, so a write
+into it raises NumPy's ``ValueError: assignment destination is read-only`` at the line
+that writes, instead of a backward pass that silently uses the new values.
+
+A node that needs arrays holds them through one ``Hold`` (the node's ``hold`` slot). Holds
+are counted per array: the array becomes writeable again when the last node holding it is
+released, by a backward pass that frees the graph or by the node being dropped (an
+exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
+read-only already are left alone. ``held_by`` says what holds an array, for the message.
+It sits below the engine, beside the rule table.
+"""
+
+import threading
+
+import numpy as np
+
+from .registry import name_of
+
+_lock = threading.Lock()
+_NOT_BOXES = (float, int, complex, str, slice, type(None), np.generic, np.dtype, type)
+_held: dict[int, list] = {}  # id(array) -> [array, number of holds, what holds it]
+
+
+class Hold:
+    """Arrays made read-only for as long as this object lives."""
+
+    __slots__ = ("arrays", "__weakref__")
+
+    def __init__(self, arrays, what):
+        mine = []
+        with _lock:
+            for a in arrays:
+                # a view is written through its base as well: hold the base too
+                base = a.base
+                for arr in (a,) if base.__class__ is not np.ndarray else (base, a):
+                    entry = _held.get(id(arr))
+                    if entry is not None:
+                        entry[1] += 1
+                    elif arr.flags.writeable:
+                        _held[id(arr)] = [arr, 1, what]
+                        arr.flags.writeable = False
+                    else:
+                        continue
+                    mine.append(arr)
+        self.arrays = mine
+
+    def __del__(self):
+        release(self.arrays)
+
+
+def release(arrays):
+    """Drop one hold on each of ``arrays``; the last hold makes an array writeable again
+    (a base before its views: a view can be writeable only over a writeable base)."""
+    with _lock:
+        for arr in arrays:
+            entry = _held.get(id(arr))
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _held[id(arr)]
+                try:
+                    arr.flags.writeable = True
+                except ValueError:  # its base is held by another node still
+                    pass
+    arrays.clear()
+
+
+def hold(node, args, what):
+    """Make the plain arrays among ``args`` read-only while ``node`` lives: constants, and
+    the values of inputs (leaves). Sets ``node.hold``."""
+    arrays = []
+    for a in args:
+        if a.__class__ is np.ndarray:
+            arrays.append(a)
+        elif not isinstance(a, _NOT_BOXES):
+            v = getattr(a, "value", None)  # a tracked input (rule None) holds its value
+            if v.__class__ is np.ndarray and getattr(a, "rule", 0) is None:
+                arrays.append(v)
+    if arrays:
+        node.hold = Hold(arrays, what)
+
+
+def held_by(a):
+    """What holds ``a`` read-only: a description, or None if pullback does not.
+
+    >>> x = np.ones(2); out, vjp_fn = pb.vjp(np.sin, x)
+    >>> pb.held_by(x)
+    'np.sin, recorded by a gradient computation that is still alive'
+    >>> del out, vjp_fn; print(pb.held_by(x), x.flags.writeable)
+    None True
+    """
+    entry = _held.get(id(a))
+    if entry is None or entry[0] is not a:
+        return None
+    rule = entry[2]
+    func = getattr(rule, "func", None)  # a table row names its function
+    name = name_of(func) if func is not None else getattr(rule, "__qualname__", repr(rule))
+    return f"{name}, recorded by a gradient computation that is still alive"
+
+
+def is_held(a):
+    """Whether the guard holds ``a`` read-only now."""
+    entry = _held.get(id(a))
+    return entry is not None and entry[0] is a
