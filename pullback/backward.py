@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of
+from .guard import Hold, level_holds
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -447,18 +448,26 @@ class Linearized:
     def __init__(self, f, args, kwargs, argnums):
         with Frame() as frame:
             self.level = frame.level
-            args = list(args)
-            self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
-            boxed = {}  # an argument named twice in argnums is boxed once
-            for i in argnums:
-                if i not in boxed:
-                    flat, treedef = tree_flatten(args[i])
-                    what = f"argument {i} of {fname_of(f)}"
-                    boxes = [make_leaf(x, frame.level, what) for x in flat]
-                    args[i] = tree_unflatten(treedef, boxes)
-                    boxed[i] = (treedef, flat, boxes)
-                self.inputs.append(boxed[i])
-            self.out = f(*args, **kwargs)
+            # the arrays this graph needs stay read-only while this object lives (guard.py)
+            self.hold = level_holds[frame.level] = Hold()
+            try:
+                self._run(f, args, kwargs, argnums, frame)
+            finally:
+                level_holds.pop(frame.level, None)
+
+    def _run(self, f, args, kwargs, argnums, frame):
+        args = list(args)
+        self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
+        boxed = {}  # an argument named twice in argnums is boxed once
+        for i in argnums:
+            if i not in boxed:
+                flat, treedef = tree_flatten(args[i])
+                what = f"argument {i} of {fname_of(f)}"
+                boxes = [make_leaf(x, frame.level, what) for x in flat]
+                args[i] = tree_unflatten(treedef, boxes)
+                boxed[i] = (treedef, flat, boxes)
+            self.inputs.append(boxed[i])
+        self.out = f(*args, **kwargs)
 
     def pull_leaves(self, outs, seeds, batch_shape=(), retain_graph=True):
         """The cotangent of each boxed leaf, one flat list per differentiated argument

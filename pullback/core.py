@@ -194,21 +194,23 @@ def is_inexact(v):
 
 # ---------------------------------------------------------------------------- recording
 
-def record(out, rule, level, args):
+def record(out, rule, level, args, kwargs=None):
     """The one place a node is recorded: ``out`` of a call on ``args`` at ``level``, whose
     ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and boolean
     results carry no gradient and stay plain; several outputs get a hub node and one node
-    per output."""
+    per output. The plain arrays among ``args`` and ``kwargs`` stay read-only while the node
+    needs them (guard.py)."""
+    saved = (*args, *kwargs.values()) if kwargs else args
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
-        hold(hub, args, rule)
+        hold(hub, saved, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         return type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     if not is_inexact(out):
         return out
     node = Tracked(out, level, args, rule)
-    hold(node, args, rule)  # the arrays its backward pass reads stay read-only (guard.py)
+    hold(node, saved, rule)
     return node
 
 
@@ -270,11 +272,11 @@ def apply(func, args, kwargs):
         result = rule.rule(*vals, **kwargs)
         if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
             check_rule_result(func, rule.rule, result)
-        return record(result[0], Unbatched(result[1]), top, args)
+        return record(result[0], Unbatched(result[1]), top, args, kwargs)
     result = rule(*vals, **kwargs)
     if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
         check_rule_result(func, rule, result)
-    return record(result[0], result[1], top, args)
+    return record(result[0], result[1], top, args, kwargs)
 
 
 def _unary(func, a):

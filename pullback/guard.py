@@ -3,50 +3,70 @@ saved, a ``param``'s value, an argument of ``vjp``), the array is read-only, so 
 into it raises NumPy's ``ValueError: assignment destination is read-only`` at the line
 that writes, instead of a backward pass that silently uses the new values.
 
-A node that needs arrays holds them through one ``Hold`` (the node's ``hold`` slot). Holds
-are counted per array: the array becomes writeable again when the last node holding it is
-released, by a backward pass that frees the graph or by the node being dropped (an
-exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
+A node of the Tracker's graphs holds its arrays through one ``Hold`` (the node's ``hold``
+slot); the nodes of a transform's level (grad, vjp, jacobian ...) share one ``Hold``, owned
+by the level's ``Linearized``, which lives exactly as long as that graph can be pulled
+back through. Holds are counted per array: the array becomes writeable again when the last
+holder is released, by a backward pass that frees the graph or by the graph being dropped
+(an exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
 read-only already are left alone. ``held_by`` says what holds an array, for the message.
 It sits below the engine, beside the rule table.
 """
 
 import threading
+from typing import Any
 
 import numpy as np
 
 from .registry import name_of
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = (float, int, complex, str, slice, type(None), np.generic, np.dtype, type)
 _held: dict[int, list] = {}  # id(array) -> [array, number of holds, what holds it]
 
 
+def _take(a, what, mine):
+    """One more hold on ``a`` (and its base: a view is written through its base as well),
+    appending what it made read-only or counted to ``mine``. Called under the lock."""
+    base = a.base
+    for arr in (a,) if base.__class__ is not np.ndarray else (base, a):
+        entry = _held.get(id(arr))
+        if entry is not None:
+            entry[1] += 1
+        elif arr.flags.writeable:
+            _held[id(arr)] = [arr, 1, what]
+            arr.flags.writeable = False
+        else:
+            continue  # read-only already, by someone else
+        mine.append(arr)
+
+
 class Hold:
-    """Arrays made read-only for as long as this object lives."""
+    """Arrays made read-only for as long as this object lives: one node's, or (for the
+    level of a transform) every array any node of that level needs, each counted once."""
 
-    __slots__ = ("arrays", "__weakref__")
+    __slots__ = ("arrays", "seen")
 
-    def __init__(self, arrays, what):
-        mine = []
+    def __init__(self, arrays=(), what=None):
+        self.arrays = []
+        self.seen = {}  # id -> array: kept alive, so that no other array takes its id
+        if arrays:
+            self.add(arrays, what)
+
+    def add(self, arrays, what):
+        seen = self.seen
         with _lock:
             for a in arrays:
-                # a view is written through its base as well: hold the base too
-                base = a.base
-                for arr in (a,) if base.__class__ is not np.ndarray else (base, a):
-                    entry = _held.get(id(arr))
-                    if entry is not None:
-                        entry[1] += 1
-                    elif arr.flags.writeable:
-                        _held[id(arr)] = [arr, 1, what]
-                        arr.flags.writeable = False
-                    else:
-                        continue
-                    mine.append(arr)
-        self.arrays = mine
+                if id(a) not in seen:
+                    seen[id(a)] = a
+                    _take(a, what, self.arrays)
 
     def __del__(self):
         release(self.arrays)
+
+
+# the Hold of each live transform level (its graph lives as long as its Linearized)
+level_holds: dict[int, Hold] = {}
 
 
 def release(arrays):
@@ -68,8 +88,9 @@ def release(arrays):
 
 
 def hold(node, args, what):
-    """Make the plain arrays among ``args`` read-only while ``node`` lives: constants, and
-    the values of inputs (leaves). Sets ``node.hold``."""
+    """Make the plain arrays among ``args`` read-only while ``node``'s graph lives:
+    constants, and the values of inputs (leaves). A node of a transform's level adds them
+    to the level's Hold (checked once per array); any other node gets its own."""
     arrays = []
     for a in args:
         if a.__class__ is np.ndarray:
@@ -79,10 +100,14 @@ def hold(node, args, what):
             if v.__class__ is np.ndarray and getattr(a, "rule", 0) is None:
                 arrays.append(v)
     if arrays:
-        node.hold = Hold(arrays, what)
+        level = level_holds.get(node.level)
+        if level is None:
+            node.hold = Hold(arrays, what)
+        elif any(id(a) not in level.seen for a in arrays):
+            level.add(arrays, what)
 
 
-def held_by(a):
+def held_by(a: Any) -> str | None:
     """What holds ``a`` read-only: a description, or None if pullback does not.
 
     >>> x = np.ones(2); out, vjp_fn = pb.vjp(np.sin, x)
@@ -100,7 +125,7 @@ def held_by(a):
     return f"{name}, recorded by a gradient computation that is still alive"
 
 
-def is_held(a):
+def is_held(a: Any) -> bool:
     """Whether the guard holds ``a`` read-only now."""
     entry = _held.get(id(a))
     return entry is not None and entry[0] is a
