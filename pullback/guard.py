@@ -21,7 +21,8 @@ import numpy as np
 from .registry import name_of
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
-_NOT_BOXES = (float, int, complex, str, slice, type(None), np.generic, np.dtype, type)
+_NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
+                        np.float64, np.float32, np.int64, np.bool_, np.complex128})
 _held: dict[int, list] = {}  # id(array) -> [array, number of holds, what holds it]
 
 
@@ -35,7 +36,7 @@ def _take(a, what, mine):
             entry[1] += 1
         elif arr.flags.writeable:
             _held[id(arr)] = [arr, 1, what]
-            arr.flags.writeable = False
+            arr.setflags(write=False)
         else:
             continue  # read-only already, by someone else
         mine.append(arr)
@@ -81,7 +82,7 @@ def release(arrays):
             if entry[1] == 0:
                 del _held[id(arr)]
                 try:
-                    arr.flags.writeable = True
+                    arr.setflags(write=True)
                 except ValueError:  # its base is held by another node still
                     pass
     arrays.clear()
@@ -90,20 +91,29 @@ def release(arrays):
 def hold(node, args, what):
     """Make the plain arrays among ``args`` read-only while ``node``'s graph lives:
     constants, and the values of inputs (leaves). A node of a transform's level adds them
-    to the level's Hold (checked once per array); any other node gets its own."""
-    arrays = []
+    to the level's Hold (each array once); any other node gets its own."""
+    level = level_holds.get(node.level)
+    seen = None if level is None else level.seen
+    arrays = None
     for a in args:
-        if a.__class__ is np.ndarray:
-            arrays.append(a)
-        elif not isinstance(a, _NOT_BOXES):
+        c = a.__class__
+        if c is not np.ndarray:
+            if c in _NOT_BOXES:
+                continue
             v = getattr(a, "value", None)  # a tracked input (rule None) holds its value
-            if v.__class__ is np.ndarray and getattr(a, "rule", 0) is None:
-                arrays.append(v)
-    if arrays:
-        level = level_holds.get(node.level)
+            if v.__class__ is not np.ndarray or getattr(a, "rule", 0) is not None:
+                continue
+            a = v
+        if seen is not None and id(a) in seen:
+            continue
+        if arrays is None:
+            arrays = [a]
+        else:
+            arrays.append(a)
+    if arrays is not None:
         if level is None:
             node.hold = Hold(arrays, what)
-        elif any(id(a) not in level.seen for a in arrays):
+        else:
             level.add(arrays, what)
 
 
