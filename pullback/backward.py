@@ -464,6 +464,7 @@ class Linearized:
                 flat, treedef = tree_flatten(args[i])
                 what = f"argument {i} of {fname_of(f)}"
                 boxes = [make_leaf(x, frame.level, what) for x in flat]
+                self.hold.add([x for x in flat if x.__class__ is np.ndarray], what)
                 args[i] = tree_unflatten(treedef, boxes)
                 boxed[i] = (treedef, flat, boxes)
             self.inputs.append(boxed[i])

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .binding import bind_positional
-from .guard import hold
+from .guard import hold, level_holds
 from .methods import ArrayMethods
 from .registry import (
     Composite,
@@ -286,8 +286,8 @@ def _unary(func, a):
     if row.__class__ is not Elementwise or a.level not in live_levels or state.no_grad:
         return apply(func, (a,), {})
     node = Tracked(row.call(a.value), a.level, (a,), row)
-    if a.rule is None:  # an input's value stays read-only while the node needs it
-        hold(node, (a,), row)
+    if a.rule is None and a.level not in level_holds:  # an input's value: read-only while
+        hold(node, (a,), row)                            # the node needs it (guard.py)
     return node
 
 
@@ -301,19 +301,20 @@ def _binary(func, a, b):
     lb = b.level if isinstance(b, Tracked) else -1
     if (la >= 0 and la not in live_levels) or (lb >= 0 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
-    # a plain array or an input's value stays read-only while the node needs it (guard.py)
+    # a plain array or an input's value stays read-only while the node needs it (guard.py;
+    # a transform's inputs are held by its level already)
     call = row.call
     if la > lb:
         node = Tracked(call(a.value, b), la, (a, b), row)
-        if b.__class__ is np.ndarray or a.rule is None:
+        if b.__class__ is np.ndarray or a.rule is None and la not in level_holds:
             hold(node, (a, b), row)
     elif lb > la:
         node = Tracked(call(a, b.value), lb, (a, b), row)
-        if a.__class__ is np.ndarray or b.rule is None:
+        if a.__class__ is np.ndarray or b.rule is None and lb not in level_holds:
             hold(node, (a, b), row)
     else:
         node = Tracked(call(a.value, b.value), la, (a, b), row)
-        if a.rule is None or b.rule is None:
+        if (a.rule is None or b.rule is None) and la not in level_holds:
             hold(node, (a, b), row)
     return node
 

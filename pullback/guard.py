@@ -122,16 +122,17 @@ def held_by(a: Any) -> str | None:
 
     >>> x = np.ones(2); out, vjp_fn = pb.vjp(np.sin, x)
     >>> pb.held_by(x)
-    'np.sin, recorded by a gradient computation that is still alive'
+    'argument 0 of sin, recorded by a gradient computation that is still alive'
     >>> del out, vjp_fn; print(pb.held_by(x), x.flags.writeable)
     None True
     """
     entry = _held.get(id(a))
     if entry is None or entry[0] is not a:
         return None
-    rule = entry[2]
-    func = getattr(rule, "func", None)  # a table row names its function
-    name = name_of(func) if func is not None else getattr(rule, "__qualname__", repr(rule))
+    what = entry[2]  # a rule (a table row names its function), or a description
+    func = getattr(what, "func", None)
+    name = what if isinstance(what, str) else name_of(func) if func is not None else (
+        getattr(what, "__qualname__", repr(what)))
     return f"{name}, recorded by a gradient computation that is still alive"
 
 
