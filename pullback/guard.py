@@ -50,9 +50,13 @@ class Hold:
 
     def __init__(self, arrays=(), what=None):
         self.arrays = []
-        self.seen = {}  # id -> array: kept alive, so that no other array takes its id
-        if arrays:
-            self.add(arrays, what)
+        if not arrays:  # a level's: arrays are added as its nodes are recorded
+            self.seen = {}  # id -> array: kept alive, so that no other array takes its id
+            return
+        self.seen = None  # a node's: one hold per mention (W * W holds W twice)
+        with _lock:
+            for a in arrays:
+                _take(a, what, self.arrays)
 
     def add(self, arrays, what):
         seen = self.seen
