@@ -20,6 +20,7 @@ from .extend import (
     stop_gradient,
     ufunc_method,
 )
+from .guard import held_by
 from .optimize import minimize
 from .registry import (
     LossError,
@@ -43,7 +44,7 @@ __all__ = [
     "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
     "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
     "registered_rules", "registered_nondifferentiable", "name_of",
-    "check_grads", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
+    "check_grads", "held_by", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",
     "detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport",
 ]

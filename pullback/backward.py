@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of
+from .guard import Hold, level_holds
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -23,6 +24,7 @@ from .registry import (
     NotImplementedCotangent,
     Pick,
     Unbatched,
+    dropped_batch_axes,
     name_of,
 )
 from .tree import tree_flatten, tree_unflatten
@@ -107,9 +109,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             else:
                 cts[parent] = prev + ct
     if visited is not None:
-        for node in visited:
-            node.rule = FREED
-            node.args = None
+        for node in visited:  # releases the arrays it held read-only (guard.py)
+            node.rule, node.args, node.hold = FREED, None, None
     return leaves
 
 
@@ -282,6 +283,8 @@ def _fit(ct, cshape, target, nb, rule):
     up where the cotangent is smaller than the input."""
     n = len(target)
     lead = len(cshape) - n
+    if nb and (lead < 0 or cshape[:nb] != target[:nb]):
+        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
     if lead > 0:
         axes = tuple(range(nb, nb + lead)) + tuple(
             i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
@@ -353,6 +356,18 @@ def make_leaf(x, level, what):
         kind, value = "f", np.float64(x)
     elif isinstance(x, complex):
         kind, value = "c", np.complex128(x)
+    elif isinstance(x, (np.ma.MaskedArray, np.matrix)):
+        if isinstance(x, np.matrix):
+            raise TypeError(
+                f"pullback: {what} is an np.matrix, whose * is a matrix product and whose "
+                "reductions keep two axes; pullback differentiates plain arrays. Pass "
+                "np.asarray(x) (and write @ for the matrix product)."
+            )
+        raise TypeError(
+            f"pullback: {what} is a masked array; pullback differentiates plain arrays and "
+            "would ignore the mask. Pass x.filled(0.0) and multiply by the mask inside "
+            "the function (np.where(mask, 0.0, x)) so masked entries get no gradient."
+        )
     elif isinstance(x, (np.ndarray, np.generic)):
         kind, value = x.dtype.kind, x
     else:
@@ -371,16 +386,24 @@ def make_leaf(x, level, what):
 
 
 def normalize_argnums(argnums, nargs, fname):
-    """``(single, nums)``: whether ``argnums`` was one int, and the argument positions."""
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    """``(single, nums)``: whether ``argnums`` was one int (a Python or NumPy integer), and
+    the argument positions."""
+    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
+    if single:
+        nums = (argnums,)
+    elif isinstance(argnums, (tuple, list, range)):
+        nums = tuple(argnums)
+    else:
+        nums = (argnums,)
     for i in nums:
-        if not isinstance(i, int) or not -nargs <= i < nargs:
+        if (not isinstance(i, numbers.Integral) or isinstance(i, bool)
+                or not -nargs <= i < nargs):
             raise TypeError(
                 f"pullback: argnums={argnums!r} for {fname}, called with {nargs} positional "
-                "argument(s)"
+                "argument(s): pass an integer position or a tuple of them, each in "
+                f"range({-nargs}, {nargs})"
             )
-    return single, tuple(i % nargs for i in nums)
+    return single, tuple(int(i) % nargs for i in nums)
 
 
 def fname_of(f):
@@ -392,7 +415,15 @@ def scalar_seed(y, fname, losscheck):
     """The seed of a scalar loss ``y``: ones of its dtype, after checking that it is a real
     scalar and, with ``losscheck``, finite."""
     v = plain(y)
-    if np.ndim(v) != 0 or isinstance(v, (str, bytes)):
+    if not isinstance(v, (np.ndarray, np.generic, numbers.Number)):
+        what = "None (is a return statement missing?)" if v is None else (
+            f"a {type(v).__name__}")
+        raise TypeError(
+            f"pullback: grad of {fname} needs a real scalar output, but {fname} returned "
+            f"{what}. Return the loss itself (not [loss] or (loss,)); for several "
+            "outputs use has_aux=True, pb.vjp or pb.jacobian."
+        )
+    if np.ndim(v) != 0:
         raise TypeError(
             f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
             "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
@@ -417,14 +448,27 @@ class Linearized:
     def __init__(self, f, args, kwargs, argnums):
         with Frame() as frame:
             self.level = frame.level
-            args = list(args)
-            self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
-            for i in argnums:
+            # the arrays this graph needs stay read-only while this object lives (guard.py)
+            self.hold = level_holds[frame.level] = Hold()
+            try:
+                self._run(f, args, kwargs, argnums, frame)
+            finally:
+                level_holds.pop(frame.level, None)
+
+    def _run(self, f, args, kwargs, argnums, frame):
+        args = list(args)
+        self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
+        boxed = {}  # an argument named twice in argnums is boxed once
+        for i in argnums:
+            if i not in boxed:
                 flat, treedef = tree_flatten(args[i])
-                boxes = [make_leaf(x, frame.level, f"argument {i}") for x in flat]
+                what = f"argument {i} of {fname_of(f)}"
+                boxes = [make_leaf(x, frame.level, what) for x in flat]
+                self.hold.add([x for x in flat if x.__class__ is np.ndarray], what)
                 args[i] = tree_unflatten(treedef, boxes)
-                self.inputs.append((treedef, flat, boxes))
-            self.out = f(*args, **kwargs)
+                boxed[i] = (treedef, flat, boxes)
+            self.inputs.append(boxed[i])
+        self.out = f(*args, **kwargs)
 
     def pull_leaves(self, outs, seeds, batch_shape=(), retain_graph=True):
         """The cotangent of each boxed leaf, one flat list per differentiated argument

@@ -10,13 +10,14 @@ down, so the lower levels record the rule's own computation: that is how derivat
 """
 
 import functools
-import inspect
 import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
+from .binding import bind_positional
+from .guard import hold, level_holds
 from .methods import ArrayMethods
 from .registry import (
     Composite,
@@ -25,6 +26,7 @@ from .registry import (
     Pick,
     Unbatched,
     astype,
+    check_rule_result,
     getitem,
     name_of,
     nondiff,
@@ -195,18 +197,22 @@ def is_inexact(v):
 
 # ---------------------------------------------------------------------------- recording
 
-def record(out, rule, level, args, func=None):
+def record(out, rule, level, args, kwargs=None, func=None):
     """The one place a node is recorded: ``out`` of ``func`` called on ``args`` at ``level``,
     whose ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and
     boolean results carry no gradient and stay plain; several outputs get a hub node and
-    one node per output."""
+    one node per output. The plain arrays among ``args`` and ``kwargs`` stay read-only while
+    the node needs them (guard.py)."""
+    saved = (*args, *kwargs.values()) if kwargs else args
     if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
+        hold(hub, saved, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     elif is_inexact(out):
         out = Tracked(out, level, args, rule)
+        hold(out, saved, rule)
     if watching and state.watch is not None:
         state.watch(out, args, func)
     return out
@@ -220,7 +226,7 @@ def apply(func, args, kwargs):
         if "out" in kwargs:
             kwargs = _without_out(func, kwargs)
         if any(isinstance(v, Tracked) for v in kwargs.values()):
-            args, kwargs = _bind_positional(func, args, kwargs)
+            args, kwargs = bind_positional(func, args, kwargs, Tracked)
     # the level search of top_level, written out for flat arguments (the common case:
     # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk
     top, finished, nested = -1, False, False
@@ -265,12 +271,16 @@ def apply(func, args, kwargs):
     else:
         vals = [a.value if isinstance(a, Tracked) and a.level == top else a for a in args]
     if cls is Elementwise:
-        return record(func(*vals, **kwargs), rule, top, args, func)
+        return record(func(*vals, **kwargs), rule, top, args, kwargs, func)
     if cls is Unbatched:
-        out, pullback = rule.rule(*vals, **kwargs)
-        return record(out, Unbatched(pullback), top, args, func)
-    out, pullback = rule(*vals, **kwargs)
-    return record(out, pullback, top, args, func)
+        result = rule.rule(*vals, **kwargs)
+        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+            check_rule_result(func, rule.rule, result)
+        return record(result[0], Unbatched(result[1]), top, args, kwargs, func)
+    result = rule(*vals, **kwargs)
+    if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+        check_rule_result(func, rule, result)
+    return record(result[0], result[1], top, args, kwargs, func)
 
 
 def _unary(func, a):
@@ -279,7 +289,10 @@ def _unary(func, a):
     row = rules.get(func)
     if row.__class__ is not Elementwise or a.level not in live_levels or state.slow:
         return apply(func, (a,), {})
-    return Tracked(row.call(a.value), a.level, (a,), row)
+    node = Tracked(row.call(a.value), a.level, (a,), row)
+    if a.rule is None and a.level not in level_holds:  # an input's value: read-only while
+        hold(node, (a,), row)                            # the node needs it (guard.py)
+    return node
 
 
 def _binary(func, a, b):
@@ -292,12 +305,22 @@ def _binary(func, a, b):
     lb = b.level if isinstance(b, Tracked) else -1
     if (la >= 0 and la not in live_levels) or (lb >= 0 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
+    # a plain array or an input's value stays read-only while the node needs it (guard.py;
+    # a transform's inputs are held by its level already)
     call = row.call
     if la > lb:
-        return Tracked(call(a.value, b), la, (a, b), row)
-    if lb > la:
-        return Tracked(call(a, b.value), lb, (a, b), row)
-    return Tracked(call(a.value, b.value), la, (a, b), row)
+        node = Tracked(call(a.value, b), la, (a, b), row)
+        if b.__class__ is np.ndarray or a.rule is None and la not in level_holds:
+            hold(node, (a, b), row)
+    elif lb > la:
+        node = Tracked(call(a, b.value), lb, (a, b), row)
+        if a.__class__ is np.ndarray or b.rule is None and lb not in level_holds:
+            hold(node, (a, b), row)
+    else:
+        node = Tracked(call(a.value, b.value), la, (a, b), row)
+        if (a.rule is None or b.rule is None) and la not in level_holds:
+            hold(node, (a, b), row)
+    return node
 
 
 def _call_plain(func, args, kwargs):
@@ -323,47 +346,6 @@ def _without_out(func, kwargs):
             "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
         )
     return {k: v for k, v in kwargs.items() if k != "out"}
-
-
-def _bind_positional(func, args, kwargs):
-    """Move tracked keyword arguments into positional places using ``func``'s signature."""
-    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
-    try:
-        sig = inspect.signature(target)
-        bound = sig.bind(*args, **kwargs)
-    except (TypeError, ValueError):
-        name = next(k for k, v in kwargs.items() if isinstance(v, Tracked))
-        raise TypeError(
-            f"pullback: pass the tracked argument {name!r} of {name_of(func)} positionally"
-        ) from None
-    names = list(sig.parameters)
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    pos, kw = [], {}
-    for k, p in enumerate(sig.parameters.values()):
-        if p.name not in bound.arguments:
-            # a default that a later positional argument needs in front of it
-            if p.kind in positional and any(
-                    n in bound.arguments and sig.parameters[n].kind in (
-                        *positional, inspect.Parameter.VAR_POSITIONAL)
-                    for n in names[k + 1:]):
-                pos.append(p.default)
-            continue
-        v = bound.arguments[p.name]
-        if p.kind == p.VAR_POSITIONAL:
-            pos.extend(v)
-        elif p.kind == p.VAR_KEYWORD:
-            kw.update(v)
-        elif p.kind == p.KEYWORD_ONLY:
-            kw[p.name] = v
-        else:
-            pos.append(v)
-    stuck = [k for k, v in kw.items() if isinstance(v, Tracked)]
-    if stuck:
-        raise TypeError(
-            f"pullback: {name_of(func)} takes the tracked argument {stuck[0]!r} only by "
-            "keyword, which its rule cannot differentiate; pass it positionally"
-        )
-    return tuple(pos), kw
 
 
 def _ufunc_call(ufunc, inputs, kwargs):
@@ -406,28 +388,6 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
     return impl(*inputs, **kwargs)
 
 
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
-    np.float64(0.6931471805599453)
-    """
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        top, finished = top_level((args, tuple(kwargs.values())))
-        if top >= 0 or finished:
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_wrapper._pb_primitive = True
-    primitive_wrapper._pb_body = fn
-    return primitive_wrapper
-
-
 # ---------------------------------------------------------------------------- tracked values
 
 def _operator(func, reflected=False):
@@ -463,7 +423,7 @@ class Tracked(ArrayMethods):
     array([1., 1.])
     """
 
-    __slots__ = ("value", "level", "seq", "args", "rule")
+    __slots__ = ("value", "level", "seq", "args", "rule", "hold")
     backward: Any  # the Tracker face's backward() and .grad (tracker.py)
     grad: Any
     __array_priority__ = 1000.0
@@ -492,6 +452,9 @@ class Tracked(ArrayMethods):
         return apply(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
+        v = _live_box(self)
+        if not isinstance(v, Tracked):  # escaped from a finished computation: a constant
+            return np.array(v, dtype=dtype, copy=copy)
         raise TypeError(
             "pullback: a tracked value cannot become a plain NumPy array here "
             f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
@@ -507,15 +470,27 @@ class Tracked(ArrayMethods):
             "the graph on purpose, or np.stack/np.concatenate to build arrays of tracked parts."
         )
 
-    __float__ = functools.partialmethod(_refuse_scalar, "float")
-    __int__ = functools.partialmethod(_refuse_scalar, "int")
-    __complex__ = functools.partialmethod(_refuse_scalar, "complex")
+    def __float__(self):
+        v = _live_box(self)
+        return float(v) if not isinstance(v, Tracked) else self._refuse_scalar("float")
+
+    def __int__(self):
+        self._refuse_scalar("int")
+
+    def __complex__(self):
+        self._refuse_scalar("complex")
 
     def __bool__(self):
         return bool(plain(self))
 
     def __format__(self, spec):
         return format(plain(self), spec)
+
+    def __copy__(self):  # immutable: a copy is the value itself, still on the graph
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""

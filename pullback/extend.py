@@ -19,12 +19,12 @@ import numpy as np
 from .backward import Linearized, fname_of
 from .core import (
     Tracked,
+    apply,
     drop_finished,
     is_complex,
     live_levels,
     no_grad,
     plain,
-    primitive,
     record,
     shape_of,
     state,
@@ -72,6 +72,28 @@ def _levels(tree):
                 found.add(x.level)
             x = x.value
     return found
+
+
+def primitive(fn):
+    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
+    registered with ``@pb.rrule(fn)`` gives its derivative.
+
+    >>> @pb.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
+    np.float64(0.6931471805599453)
+    """
+    @functools.wraps(fn)
+    def primitive_wrapper(*args, **kwargs):
+        top, finished = top_level((args, tuple(kwargs.values())))
+        if top >= 0 or finished:
+            return apply(primitive_wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    primitive_wrapper._pb_primitive = True
+    primitive_wrapper._pb_body = fn
+    return primitive_wrapper
 
 
 # ---------------------------------------------------------------------------- checkpoint
@@ -151,7 +173,8 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     """``x`` itself, except that on the way back the cotangent of ``x`` is ``fn`` of the
     cotangent of the result (at every level of nested differentiation). ``fn`` gets a
     cotangent that may carry leading batch axes (Jacobians), so write it elementwise or
-    with ``...``; it must use NumPy calls for its result to be differentiable again.
+    with ``...``; it must use NumPy calls for its result to be differentiable again. A
+    ``fn`` that returns None (a logging hook) leaves the cotangent as it is.
 
     >>> clipped = lambda x: pb.hook(lambda g: np.clip(g, -1.0, 1.0), x)
     >>> pb.grad(lambda x: np.sum(5.0 * clipped(x)))(np.zeros(2))
@@ -164,7 +187,8 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
         return x
 
     def hook_pullback(g):
-        return (fn(g),)
+        out = fn(g)
+        return (g if out is None else out,)  # a hook returning None only looks
 
     return record(hook(fn, x.value), hook_pullback, x.level, (x,))
 

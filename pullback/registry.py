@@ -151,6 +151,32 @@ def not_implemented(reason: str) -> NotImplementedCotangent:
     return NotImplementedCotangent(reason)
 
 
+def check_rule_result(func: Callable[..., Any], rule: Any, result: Any) -> None:
+    """Refuse what a rule returned unless it is ``(out, pullback)`` (``(out, None)`` only
+    for an integer or boolean ``out``, which carries no gradient)."""
+    if result.__class__ is tuple and len(result) == 2 and result[1] is None:
+        outs = result[0] if isinstance(result[0], (tuple, list)) else (result[0],)
+        if not any(np.result_type(o).kind in "fc" for o in outs if o is not None):
+            return
+    got = (f"a pair whose pullback is {type(result[1]).__name__}"
+           if result.__class__ is tuple and len(result) == 2 else type(result).__name__)
+    raise TypeError(
+        f"pullback: the rule {getattr(rule, '__qualname__', rule)} for {name_of(func)} "
+        f"returned {got}; a rule returns (out, pullback), pullback a function of the "
+        "cotangent (declare pb.nondifferentiable or use pb.stop_gradient for no gradient)"
+    )
+
+
+def dropped_batch_axes(rule_name: str, shape: tuple, target: tuple, nb: int) -> ValueError:
+    """The error for a pullback whose cotangent lost the leading batch axes."""
+    return ValueError(
+        f"pullback: {rule_name} returned a cotangent of shape {shape} for an input of "
+        f"shape {target[nb:]} under batch axes {target[:nb]}: it dropped the leading batch "
+        "axes of its cotangent. Register its rule without batched=True (it is then applied "
+        "per slice), or keep the leading axes (count axes from the end, or use ...)."
+    )
+
+
 # ---------------------------------------------------------------------------- registration
 
 def _register(func, rule, depth=2):
@@ -164,7 +190,7 @@ def _interceptable(func):
             or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
 
 
-def rrule(func: Callable[..., Any], batched: bool = True) -> Callable[[F], F]:
+def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F], F]:
     """Register a reverse rule for ``func`` (decorator).
 
     The rule takes ``func``'s arguments, with the differentiated ones one level down (plain
@@ -178,8 +204,10 @@ def rrule(func: Callable[..., Any], batched: bool = True) -> Callable[[F], F]:
 
     The batch-axis contract: ``g`` may carry extra *leading* axes beyond the output's shape
     (Jacobians and Hessians push a stack of cotangents through one pass), and each returned
-    cotangent must carry the same leading axes. Count axes from the end, or use ``...``. A
-    pullback that cannot is registered with ``batched=False`` and applied per slice.
+    cotangent must carry the same leading axes. Count axes from the end, or use ``...``.
+    Only a rule that declares ``batched=True`` gets batched cotangents; by default a rule
+    registered from outside pullback is applied once per slice (correct for any pullback,
+    and slower in Jacobians): ``pb.check_batched`` tests a pullback before you declare it.
     Pullbacks compute with NumPy calls, so they are differentiable again.
 
     >>> @pb.rrule(np.cbrt)
@@ -201,7 +229,10 @@ def rrule(func: Callable[..., Any], batched: bool = True) -> Callable[[F], F]:
     def register(rule: F) -> F:
         if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
             rule.registered_for = func
-        _register(func, rule if batched else Unbatched(rule))
+        # the library's own rules are batch-aware; a user's rule must say so
+        mine = batched if batched is not None else sys._getframe(1).f_globals.get(
+            "__name__", "").startswith("pullback.")
+        _register(func, rule if mine else Unbatched(rule))
         return rule
 
     return register

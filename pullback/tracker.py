@@ -6,6 +6,7 @@ and adds the cotangents of the params it reaches into their ``.grad``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -13,8 +14,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .backward import backward_pass, scalar_seed, strip, writeable
-from .core import Tracked, box_at, live_levels, plain, tracker_level
+from .core import Tracked, _seq, box_at, live_levels, plain, tracker_level
 from .debug import graph_loss_error
+from .guard import is_held
 from .registry import LossError
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
@@ -28,11 +30,12 @@ class Param(Tracked):
     array([3., 3.])
     """
 
-    __slots__ = ("grad",)
+    __slots__ = ("grad", "updated")
 
     def __init__(self, value: Any, level: int) -> None:
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
+        self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
 
     def zero_grad(self) -> None:
         """Reset ``.grad`` to zeros (in place where it is a plain array).
@@ -41,10 +44,16 @@ class Param(Tracked):
         >>> W.zero_grad(); W.grad
         array([0., 0.])
         """
-        if type(self.grad) is np.ndarray:
+        if type(self.grad) is np.ndarray and self.grad.flags.writeable:
             self.grad[...] = 0
         else:
             self.grad = np.zeros_like(plain(self.value))
+
+    def __deepcopy__(self, memo: dict) -> Param:
+        """A new, independent param holding a copy of the value (as PyTorch's leaves)."""
+        p = param(np.copy(plain(self)))
+        p.grad = np.copy(self.grad)
+        return p
 
     def __repr__(self) -> str:
         return f"param({plain(self)!r})"
@@ -63,6 +72,12 @@ def param(x: ArrayLike | Tracked) -> Param:
         value = x
     else:
         value = np.array(x)
+        if value.dtype.kind not in "biufc":
+            raise TypeError(
+                f"pullback: pb.param needs numbers (an array, a list or a scalar), got "
+                f"{type(x).__name__} (dtype {value.dtype}); pass the initial value, e.g. "
+                "pb.param(np.zeros(3))"
+            )
         if value.dtype.kind not in "fc":
             value = value.astype(np.float64)
     return Param(value, tracker_level())
@@ -75,11 +90,25 @@ def _tracker_box(y):
     return y if isinstance(y, Tracked) else None
 
 
+# .grad accumulation is a read-modify-write: one lock makes concurrent backward() calls
+# into shared params add up exactly (the backward passes themselves run in parallel)
+_grad_lock = threading.Lock()
+
+
+def _levels_of(y):
+    while isinstance(y, Tracked):
+        yield y.level
+        y = y.value
+
+
 def _accumulate(p, ct):
-    if type(p.grad) is np.ndarray and type(ct) is np.ndarray and p.grad.shape == ct.shape:
-        p.grad += ct
-    else:
-        p.grad = p.grad + ct
+    with _grad_lock:
+        grad = p.grad
+        if (type(grad) is np.ndarray and type(ct) is np.ndarray and grad.shape == ct.shape
+                and grad.flags.writeable):
+            p.grad += ct
+        else:
+            p.grad = p.grad + ct
 
 
 def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
@@ -113,11 +142,30 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                 f"for a value of shape {np.shape(plain(self))}"
             )
     if node is None:
-        return
+        finished = isinstance(self, Tracked) and any(
+            lvl not in live_levels for lvl in _levels_of(self))
+        raise RuntimeError(
+            "pullback: backward() of a value that depends on no pb.param at a live level: "
+            + ("it escaped a finished pb.grad/pb.vjp, where it is a constant now. "
+               if finished else "it was made by pb.grad/pb.vjp's arguments, not params. ")
+            + "Call backward() on a loss computed from pb.param values, or use pb.grad."
+        )
     leaves = backward_pass([node], [seed], (), retain_graph)
+    _check_not_updated(leaves, node)
     for leaf, ct in leaves.items():
         if isinstance(leaf, Param):
             _accumulate(leaf, ct)
+
+
+def _check_not_updated(leaves, root):
+    for leaf in leaves:
+        if isinstance(leaf, Param) and leaf.updated > root.seq:
+            raise RuntimeError(
+                f"pullback: backward() through a graph recorded before pb.update changed "
+                f"the param it used (shape {np.shape(plain(leaf.value))}); its gradient "
+                "would mix old and new values. Call backward() before pb.update, or "
+                "compute the loss again."
+            )
 
 
 Tracked.backward = backward
@@ -228,7 +276,9 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     for level in levels:
         node = box_at(y, level)
         if node is not None:
-            leaves.update(backward_pass([node], [seed], (), True))
+            found = backward_pass([node], [seed], (), True)
+            _check_not_updated(found, node)
+            leaves.update(found)
     pairs = []
     for p in params:
         ct = leaves.get(p)
@@ -238,7 +288,9 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
 
 def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
-    ``update!``). Returns ``x``.
+    ``update!``). Returns ``x``. While a graph recorded before still needs the old value
+    (the guard keeps it read-only), ``x`` gets a new array and that graph keeps the old
+    one, so its backward pass is still the gradient of the values it computed with.
 
     >>> W = pb.param(np.array([1.0, 2.0])); np.sum(W ** 2).backward()
     >>> pb.update(W, -0.25 * W.grad).value
@@ -247,15 +299,24 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     if not isinstance(x, Param):
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
     d = plain(delta)
-    if np.shape(d) != np.shape(plain(x.value)) and np.broadcast_shapes(
-            np.shape(d), np.shape(plain(x.value))) != np.shape(plain(x.value)):
+    shape = np.shape(plain(x.value))
+    try:
+        fits = np.shape(d) == shape or np.broadcast_shapes(np.shape(d), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"pullback: update of a param of shape {np.shape(plain(x.value))} with a step "
-            f"of shape {np.shape(d)}"
+            f"of shape {np.shape(d)}; pass a step of the param's shape (or one that "
+            "broadcasts to it)"
         )
-    if type(x.value) is np.ndarray and x.value.ndim:
+    if type(x.value) is np.ndarray and x.value.ndim and not is_held(x.value):
         x.value += d
     else:
+        if type(x.value) is np.ndarray and is_held(x.value):
+            # a graph recorded before holds the old value (guard.py): its backward pass
+            # would mix old and new values, so it refuses (tracker backward)
+            x.updated = next(_seq)
         x.value = plain(x.value) + d
     x.zero_grad()
     return x

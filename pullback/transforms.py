@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -107,6 +108,13 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
     (np.float64(0.0), np.float64(2.0))
     """
     fname = fname_of(f)
+    for name, given in (("primals", primals), ("tangents", tangents)):
+        if isinstance(given, (np.ndarray, np.generic, Tracked, numbers.Number)):
+            raise TypeError(
+                f"pullback: jvp of {fname} takes {name} as a tuple with one entry per "
+                f"argument of {fname}, got a {type(given).__name__}; write "
+                "pb.jvp(f, (x,), (v,)) for one argument"
+            )
     primals, tangents = tuple(primals), tuple(tangents)
     flat_p, pdef = tree_flatten(primals)
     flat_t, tdef = tree_flatten(tangents)

@@ -92,7 +92,7 @@ def test_errors_say_what_and_where():
         pb.grad(lambda x: np.sum(x / 0.0))(np.array([1.0]))
     g = pb.grad(lambda x: np.sum(np.log(x)), losscheck=False)(np.array([-1.0, 1.0]))
     assert g[1] == 1.0
-    with pytest.raises(TypeError, match="argument 0 has dtype int64"):
+    with pytest.raises(TypeError, match="argument 0 of .* has dtype int64"):
         pb.grad(lambda x: np.sum(x * 1.0))(np.arange(3))
     with pytest.raises(TypeError, match="dtype bool"):
         pb.grad(lambda x: np.sum(x * 1.0))(np.array([True]))

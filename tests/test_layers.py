@@ -85,8 +85,12 @@ def test_the_engine_layers_import_only_from_below():
         "pullback.registry": set(),
         "pullback.methods": set(),
         "pullback.tree": set(),
-        "pullback.core": {"pullback.registry", "pullback.methods"},
-        "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree"},
+        "pullback.guard": {"pullback.registry"},
+        "pullback.binding": {"pullback.registry"},
+        "pullback.core": {"pullback.registry", "pullback.methods", "pullback.guard",
+                          "pullback.binding"},
+        "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree",
+                              "pullback.guard"},
     }
     for module, allowed in below.items():
         assert graph[module] <= allowed, f"{module} imports {graph[module] - allowed}"

@@ -472,7 +472,7 @@ def _rowsum_rule(fn):
     return rowsum_rule
 
 
-pb.rrule(rowsum)(_rowsum_rule(rowsum))
+pb.rrule(rowsum, batched=True)(_rowsum_rule(rowsum))  # declared, wrongly
 pb.rrule(rowsum_unbatched, batched=False)(_rowsum_rule(rowsum_unbatched))
 
 

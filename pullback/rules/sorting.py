@@ -1,5 +1,5 @@
 """Sorting and order statistics: sort, partition, median, quantile, percentile and their
-nan-forms.
+nan-forms; unique.
 
 Conventions: sort sends each output's cotangent to the element it came from, and tied
 elements share the cotangents of their run of equal sorted values equally (as max and min
@@ -12,7 +12,7 @@ cotangent.
 
 import numpy as np
 
-from ..extend import not_implemented, plain, rrule, shape_of
+from ..extend import composite, not_implemented, plain, rrule, shape_of
 from ._util import normalize_axes
 
 
@@ -192,3 +192,21 @@ rrule(np.percentile)(_quantile_rule(np.percentile, nan=False, scale=100.0))
 rrule(np.nanpercentile)(_quantile_rule(np.nanpercentile, nan=True, scale=100.0))
 rrule(np.median)(_median_rule(np.median, nan=False))
 rrule(np.nanmedian)(_median_rule(np.nanmedian, nan=True))
+
+
+# ---------------------------------------------------------------------------- unique
+
+def unique_of_tracked(ar, return_index=False, return_inverse=False, return_counts=False,
+                      axis=None, **kwargs):
+    """np.unique on a tracked array: the unique values are a gather of ``ar`` at the first
+    occurrence of each (return_index), so each value's cotangent goes to that element; the
+    indices and counts are plain."""
+    found = np.unique(plain(ar), return_index=True, return_inverse=return_inverse,
+                      return_counts=return_counts, axis=axis, **kwargs)
+    index = found[1]
+    values = np.ravel(ar)[index] if axis is None else np.take(ar, index, axis=axis)
+    extras = ([index] if return_index else []) + list(found[2:])
+    return (values, *extras) if extras else values
+
+
+composite(np.unique, unique_of_tracked)

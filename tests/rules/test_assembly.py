@@ -66,6 +66,9 @@ SPECS = [
          name="np.linspace(retstep: samples and step)"),
     Spec(np.linspace, [()], call=lambda stop: np.linspace(0.0, stop ** 2, 3),
          name="np.linspace(constant start)"),
+    Spec(np.full_like, [((3,), ()), ((2, 3), (3,))], call=lambda a, v: np.full_like(a, v * 2.0)),
+    Spec(np.full_like, [(3,)], call=lambda a: np.full_like(a, a[0]) * a,
+         name="np.full_like(a, a[0])"),
 ]
 
 

@@ -39,6 +39,11 @@ SPECS = [
          kwargs=AXES),
     Spec(np.nanpercentile, [(4,), (3, 4)], domain=with_nan, kwargs=AXES,
          call=lambda x, **kw: np.nanpercentile(x, 40, **kw)),
+    # random inputs have no repeated values: the unique values are the sorted values
+    Spec(np.unique, [(4,), (2, 3)]),
+    Spec(np.unique, [(4,)], call=lambda x: np.unique(x, return_counts=True)[0] * 2.0,
+         name="np.unique(return_counts)"),
+    Spec(np.unique, [(3, 2)], call=lambda x: np.unique(x, axis=0), name="np.unique(axis=0)"),
 ]
 
 
@@ -80,3 +85,13 @@ def test_quantile_probabilities_have_no_rule():
     a = np.array([1.0, 4.0, 2.0, 3.0])
     with pytest.raises(pb.NoRuleError, match="the probabilities q"):
         pb.grad(lambda q: np.sum(np.quantile(a, q)))(0.3)
+
+
+def test_unique_sends_each_value_to_its_first_occurrence():
+    x = np.array([3.0, 1.0, 3.0])
+    g = pb.grad(lambda x: np.sum(np.unique(x) ** 2))(x)
+    np.testing.assert_array_equal(g, [6.0, 2.0, 0.0])
+    values, index, counts = np.unique(pb.param(x), return_index=True, return_counts=True)
+    np.testing.assert_array_equal(index, [1, 0])
+    np.testing.assert_array_equal(counts, [1, 2])
+    assert type(index) is np.ndarray and isinstance(values, pb.Tracked)

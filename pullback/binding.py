@@ -1,0 +1,48 @@
+"""Binding a call's keyword arguments to positional places by the function's signature, so
+that a rule (which takes its differentiated arguments positionally) can see them."""
+
+import inspect
+
+from .registry import name_of
+
+
+def bind_positional(func, args, kwargs, boxed):
+    """Move keyword arguments that are ``boxed`` instances (tracked values) into positional
+    places using ``func``'s signature."""
+    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
+    try:
+        sig = inspect.signature(target)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        name = next(k for k, v in kwargs.items() if isinstance(v, boxed))
+        raise TypeError(
+            f"pullback: pass the tracked argument {name!r} of {name_of(func)} positionally"
+        ) from None
+    names = list(sig.parameters)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    pos, kw = [], {}
+    for k, p in enumerate(sig.parameters.values()):
+        if p.name not in bound.arguments:
+            # a default that a later positional argument needs in front of it
+            if p.kind in positional and any(
+                    n in bound.arguments and sig.parameters[n].kind in (
+                        *positional, inspect.Parameter.VAR_POSITIONAL)
+                    for n in names[k + 1:]):
+                pos.append(p.default)
+            continue
+        v = bound.arguments[p.name]
+        if p.kind == p.VAR_POSITIONAL:
+            pos.extend(v)
+        elif p.kind == p.VAR_KEYWORD:
+            kw.update(v)
+        elif p.kind == p.KEYWORD_ONLY:
+            kw[p.name] = v
+        else:
+            pos.append(v)
+    stuck = [k for k, v in kw.items() if isinstance(v, boxed)]
+    if stuck:
+        raise TypeError(
+            f"pullback: {name_of(func)} takes the tracked argument {stuck[0]!r} only by "
+            "keyword, which its rule cannot differentiate; pass it positionally"
+        )
+    return tuple(pos), kw

@@ -1,0 +1,146 @@
+"""The mutation guard: while a recorded graph still needs a plain array (a constant a node
+saved, a ``param``'s value, an argument of ``vjp``), the array is read-only, so a write
+into it raises NumPy's ``ValueError: assignment destination is read-only`` at the line
+that writes, instead of a backward pass that silently uses the new values.
+
+A node of the Tracker's graphs holds its arrays through one ``Hold`` (the node's ``hold``
+slot); the nodes of a transform's level (grad, vjp, jacobian ...) share one ``Hold``, owned
+by the level's ``Linearized``, which lives exactly as long as that graph can be pulled
+back through. Holds are counted per array: the array becomes writeable again when the last
+holder is released, by a backward pass that frees the graph or by the graph being dropped
+(an exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
+read-only already are left alone. ``held_by`` says what holds an array, for the message.
+It sits below the engine, beside the rule table.
+"""
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from .registry import name_of
+
+_lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
+_NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
+                        np.float64, np.float32, np.int64, np.bool_, np.complex128})
+_held: dict[int, list] = {}  # id(array) -> [array, number of holds, what holds it]
+
+
+def _take(a, what, mine):
+    """One more hold on ``a`` (and its base: a view is written through its base as well),
+    appending what it made read-only or counted to ``mine``. Called under the lock."""
+    base = a.base
+    for arr in (a,) if base.__class__ is not np.ndarray else (base, a):
+        entry = _held.get(id(arr))
+        if entry is not None:
+            entry[1] += 1
+        elif arr.flags.writeable:
+            _held[id(arr)] = [arr, 1, what]
+            arr.setflags(write=False)
+        else:
+            continue  # read-only already, by someone else
+        mine.append(arr)
+
+
+class Hold:
+    """Arrays made read-only for as long as this object lives: one node's, or (for the
+    level of a transform) every array any node of that level needs, each counted once."""
+
+    __slots__ = ("arrays", "seen")
+
+    def __init__(self, arrays=(), what=None):
+        self.arrays = []
+        if not arrays:  # a level's: arrays are added as its nodes are recorded
+            self.seen = {}  # id -> array: kept alive, so that no other array takes its id
+            return
+        self.seen = None  # a node's: one hold per mention (W * W holds W twice)
+        with _lock:
+            for a in arrays:
+                _take(a, what, self.arrays)
+
+    def add(self, arrays, what):
+        seen = self.seen
+        with _lock:
+            for a in arrays:
+                if id(a) not in seen:
+                    seen[id(a)] = a
+                    _take(a, what, self.arrays)
+
+    def __del__(self):
+        release(self.arrays)
+
+
+# the Hold of each live transform level (its graph lives as long as its Linearized)
+level_holds: dict[int, Hold] = {}
+
+
+def release(arrays):
+    """Drop one hold on each of ``arrays``; the last hold makes an array writeable again
+    (a base before its views: a view can be writeable only over a writeable base)."""
+    with _lock:
+        for arr in arrays:
+            entry = _held.get(id(arr))
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _held[id(arr)]
+                try:
+                    arr.setflags(write=True)
+                except ValueError:  # its base is held by another node still
+                    pass
+    arrays.clear()
+
+
+def hold(node, args, what):
+    """Make the plain arrays among ``args`` read-only while ``node``'s graph lives:
+    constants, and the values of inputs (leaves). A node of a transform's level adds them
+    to the level's Hold (each array once); any other node gets its own."""
+    level = level_holds.get(node.level)
+    seen = None if level is None else level.seen
+    arrays = None
+    for a in args:
+        c = a.__class__
+        if c is not np.ndarray:
+            if c in _NOT_BOXES:
+                continue
+            v = getattr(a, "value", None)  # a tracked input (rule None) holds its value
+            if v.__class__ is not np.ndarray or getattr(a, "rule", 0) is not None:
+                continue
+            a = v
+        if seen is not None and id(a) in seen:
+            continue
+        if arrays is None:
+            arrays = [a]
+        else:
+            arrays.append(a)
+    if arrays is not None:
+        if level is None:
+            node.hold = Hold(arrays, what)
+        else:
+            level.add(arrays, what)
+
+
+def held_by(a: Any) -> str | None:
+    """What holds ``a`` read-only: a description, or None if pullback does not.
+
+    >>> x = np.ones(2); out, vjp_fn = pb.vjp(np.sin, x)
+    >>> pb.held_by(x)
+    'argument 0 of sin, recorded by a gradient computation that is still alive'
+    >>> del out, vjp_fn; print(pb.held_by(x), x.flags.writeable)
+    None True
+    """
+    entry = _held.get(id(a))
+    if entry is None or entry[0] is not a:
+        return None
+    what = entry[2]  # a rule (a table row names its function), or a description
+    func = getattr(what, "func", None)
+    name = what if isinstance(what, str) else name_of(func) if func is not None else (
+        getattr(what, "__qualname__", repr(what)))
+    return f"{name}, recorded by a gradient computation that is still alive"
+
+
+def is_held(a: Any) -> bool:
+    """Whether the guard holds ``a`` read-only now."""
+    entry = _held.get(id(a))
+    return entry is not None and entry[0] is a

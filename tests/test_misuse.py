@@ -1,0 +1,237 @@
+"""What a realistic user gets wrong: each misuse gives the right numbers or an error that
+names the function, the argument and the fix, never a silently wrong gradient."""
+
+import copy
+import threading
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .test_transforms import close, fd_hessian, fd_jacobian
+
+M = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]])
+
+
+# ---------------------------------------------------------------------------- user rules
+
+@pb.primitive
+def apply_m(x):
+    return M @ x
+
+
+@pb.rrule(apply_m)  # a pullback written for one cotangent, as most users write it
+def apply_m_rule(x):
+    def apply_m_pullback(g):
+        return (M.T @ g,)
+
+    return apply_m(x), apply_m_pullback
+
+
+@pb.primitive
+def apply_m_declared(x):
+    return M @ x
+
+
+@pb.rrule(apply_m_declared, batched=True)  # the same pullback, wrongly declared batched
+def apply_m_declared_rule(x):
+    def apply_m_declared_pullback(g):
+        return (M.T @ g,)
+
+    return apply_m_declared(x), apply_m_declared_pullback
+
+
+@pb.primitive
+def scaled_sum(x):
+    return np.sum(x * np.arange(1.0, 4.0))
+
+
+@pb.rrule(scaled_sum, batched=True)
+def scaled_sum_rule(x):
+    def scaled_sum_pullback(g):
+        return (g * np.arange(1.0, 4.0),)  # g (batch,) meets x's (3,): the batch is lost
+
+    return scaled_sum(x), scaled_sum_pullback
+
+
+def test_a_user_rule_is_applied_per_slice_unless_declared_batched():
+    x = np.array([0.5, -1.0, 2.0])
+    close(pb.jacobian(apply_m)(x), M)
+    f = lambda x: np.sum(apply_m(x) ** 3)  # noqa: E731
+    H = pb.hessian(f)(x)
+    close(H, H.T)
+    close(H, fd_hessian(f, x), rtol=1e-5, atol=1e-5)
+
+
+def test_a_rule_that_loses_the_batch_axes_is_an_error_naming_it():
+    x = np.array([0.5, -1.0, 2.0])
+    close(pb.grad(scaled_sum)(x), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="scaled_sum_pullback.*dropped the leading batch"):
+        pb.hessian(lambda x: scaled_sum(x) * np.sum(x))(x)
+
+
+def test_a_wrongly_declared_square_rule_still_agrees_with_finite_differences_per_slice():
+    # a square Jacobian cannot be caught by shapes: the default (per slice) is what saves it
+    x = np.array([0.5, -1.0, 2.0])
+    assert not np.allclose(pb.jacobian(apply_m_declared)(x), fd_jacobian(apply_m, x))
+    close(pb.jacobian(apply_m)(x), fd_jacobian(apply_m, x))
+
+
+@pb.primitive
+def doubled(x):
+    return 2.0 * x
+
+
+def test_a_rule_returning_no_pullback_or_no_pair_is_refused():
+    @pb.rrule(doubled)
+    def doubled_rule(x):
+        return doubled(x), None
+
+    with pytest.raises(TypeError, match="doubled_rule for .*doubled returned a pair whose "
+                                        "pullback is NoneType"):
+        pb.grad(lambda x: np.sum(doubled(x)))(np.ones(2))
+
+    @pb.rrule(doubled)
+    def doubled_rule_no_pair(x):
+        return doubled(x)
+
+    with pytest.raises(TypeError, match="doubled_rule_no_pair .*returned ndarray"):
+        pb.grad(lambda x: np.sum(doubled(x)))(np.ones(2))
+
+
+def test_a_logging_hook_returning_none_leaves_the_gradient_unchanged():
+    seen = []
+    g = pb.grad(lambda x: np.sum(pb.hook(seen.append, x) * 3.0))(np.ones(2))
+    np.testing.assert_array_equal(g, [3.0, 3.0])
+    np.testing.assert_array_equal(seen[0], [3.0, 3.0])
+
+
+# ---------------------------------------------------------------------------- arguments
+
+def test_argnums_naming_one_argument_twice_gives_its_gradient_twice():
+    gx, gx2, gy = pb.grad(lambda x, y: np.sum(x * x * y), argnums=(0, 0, 1))(np.ones(2), 3.0)
+    np.testing.assert_array_equal(gx, [6.0, 6.0])
+    np.testing.assert_array_equal(gx2, gx)
+    assert gy == 2.0
+
+
+def test_argnums_may_be_a_numpy_integer_and_a_float_is_refused():
+    f = lambda x: np.sum(x ** 2)  # noqa: E731
+    np.testing.assert_array_equal(pb.grad(f, argnums=np.int64(0))(np.ones(2)), [2.0, 2.0])
+    with pytest.raises(TypeError, match=r"argnums=0.0 for .*lambda.*integer position"):
+        pb.grad(f, argnums=0.0)(np.ones(2))
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_masked_arrays_and_matrices_are_refused_at_the_boundary():
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(TypeError, match=r"argument 0 of .*lambda.* is a masked array.*filled"):
+        pb.grad(lambda x: np.sum(x))(masked)
+    with pytest.raises(TypeError, match=r"argument 0 of .*lambda.* is an np.matrix.*asarray"):
+        pb.grad(lambda x: np.sum(x * 2.0))(np.matrix([[1.0, 2.0]]))
+
+
+def test_copies_inside_the_loss_keep_the_gradient():
+    x = np.array([1.0, -2.0])
+    np.testing.assert_array_equal(pb.grad(lambda x: np.sum(copy.copy(x) ** 2))(x), 2 * x)
+    np.testing.assert_array_equal(
+        pb.grad(lambda x: np.sum(copy.deepcopy(x * 1.0) ** 2))(x), 2 * x)
+
+
+def test_deepcopy_of_a_param_is_an_independent_param():
+    W = pb.param(np.ones(2))
+    W2 = copy.deepcopy(W)
+    np.sum(W2 * 3.0).backward()
+    np.testing.assert_array_equal(W2.grad, [3.0, 3.0])
+    np.testing.assert_array_equal(W.grad, [0.0, 0.0])
+
+
+def test_param_of_none_or_text_is_refused():
+    for bad in (None, "abc", {"a": 1}):
+        with pytest.raises(TypeError, match="pb.param needs numbers"):
+            pb.param(bad)
+
+
+def test_a_loss_that_is_not_a_scalar_value_says_what_was_returned():
+    with pytest.raises(TypeError, match=r"returned a list. Return the loss itself"):
+        pb.grad(lambda x: [np.sum(x)])(np.ones(2))
+    with pytest.raises(TypeError, match=r"returned None \(is a return statement missing"):
+        pb.grad(lambda x: None)(np.ones(2))
+
+
+def test_jvp_with_arrays_instead_of_tuples_is_refused():
+    for x in (np.ones(3), np.ones(1), 1.0):
+        with pytest.raises(TypeError, match=r"jvp of sin takes primals as a tuple.*\(x,\)"):
+            pb.jvp(np.sin, x, x)
+
+
+def test_update_with_a_step_of_the_wrong_shape_names_both_shapes():
+    W = pb.param(np.ones(3))
+    with pytest.raises(ValueError, match=r"shape \(3,\) with a step of shape \(4,\)"):
+        pb.update(W, np.ones(4))
+
+
+# ---------------------------------------------------------------------------- escaped values
+
+def _escaped():
+    found = []
+    pb.grad(lambda x: (found.append(np.sum(x * 2.0)), np.sum(x))[1])(np.ones(2))
+    return found[0]
+
+
+def test_backward_of_a_value_that_escaped_a_finished_grad_raises():
+    with pytest.raises(RuntimeError, match="escaped a finished pb.grad"):
+        _escaped().backward()
+    with pytest.raises(RuntimeError, match="depends on no pb.param"):
+        pb.grad(lambda x: (np.sum(x).backward(), np.sum(x))[1])(np.ones(2))
+
+
+def test_an_escaped_value_is_a_constant_for_numpy_too():
+    y = _escaped()
+    assert np.asarray(y) == 4.0 and float(y) == 4.0
+    out = np.empty(2)
+    out[0] = y
+    assert out[0] == 4.0
+
+
+def test_storing_a_tracked_value_into_a_plain_array_is_caused_by_pullbacks_error():
+    def f(x):
+        out = np.empty(3)
+        out[0] = x[0]
+        return np.sum(out)
+
+    # NumPy replaces the error of a sequence-like value by its own, chained to pullback's
+    with pytest.raises(ValueError) as info:
+        pb.grad(f)(np.ones(3))
+    assert isinstance(info.value.__cause__, TypeError)
+    assert "float() of a tracked value would drop its gradient" in str(info.value.__cause__)
+
+
+# ---------------------------------------------------------------------------- unique, full_like
+
+def test_unique_values_carry_the_gradient():
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_array_equal(pb.grad(lambda x: np.sum(np.unique(x) ** 2))(x), 2 * x)
+
+
+def test_full_like_carries_the_gradient_of_a_tracked_fill_value():
+    g = pb.grad(lambda a: np.sum(np.full_like(a, a[0])))(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, [3.0, 0.0, 0.0])
+
+
+# ---------------------------------------------------------------------------- threads
+
+def test_concurrent_backward_into_a_shared_param_adds_up_exactly():
+    W = pb.param(np.zeros(200_000))
+
+    def work():
+        for _ in range(100):
+            np.sum(W * 1.0).backward()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert W.grad.min() == 400.0 and W.grad.max() == 400.0
