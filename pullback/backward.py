@@ -13,8 +13,7 @@ import numbers
 
 import numpy as np
 
-from . import core
-from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of
+from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -54,7 +53,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
     leaves = {}
     visited = None if retain_graph else []
     pop, push = heapq.heappop, heapq.heappush
-    written = core.writes.seen
+    written = writes.seen
     while heap:
         node = pop(heap)[1]
         g = cts.pop(node)
@@ -324,11 +323,14 @@ def _recorded_versions(node):
     seq = node.seq
 
     def version(a):
-        while a.seq > seq:
-            a = a.args[0]
+        if isinstance(a, Tracked):
+            while a.seq > seq:
+                a = a.args[0]
+        elif type(a) is list or type(a) is tuple:
+            return type(a)(version(b) for b in a)
         return a
 
-    node.args = tuple(core.map_boxes(a, version) for a in node.args)
+    node.args = tuple(version(a) for a in node.args)
 
 
 def strip(x):
@@ -444,7 +446,7 @@ class Linearized:
                 args[i] = tree_unflatten(treedef, boxes)
                 self.inputs.append((treedef, flat, boxes))
             self.out = f(*args, **kwargs)
-        if core.writes.seen:  # a leaf written into holds its update; its first version is the leaf
+        if writes.seen:  # a leaf written into holds its update; its first version is the leaf
             for _, _, boxes in self.inputs:
                 for k, box in enumerate(boxes):
                     while box.rule is not None:

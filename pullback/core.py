@@ -491,17 +491,17 @@ class Tracked(ArrayMethods):
             return np.asarray(plain(self)).astype(dtype)
         raise TypeError(
             "pullback: a tracked value cannot become a plain NumPy array here "
-            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
-            "np.asarray/np.array on it, or storing it into a plain array (a[i] = x), loses "
-            "the derivative. Build arrays from tracked parts with np.stack or "
-            "np.concatenate, or take x.value (x.item()) to leave the graph on purpose."
+            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. This is "
+            "a plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)), a plain "
+            "array's method (A.dot(x): write np.dot(A, x) or A @ x), or a list holding x given "
+            "to a function with no rule or an operator (x * [x, 1.0]: np.array([x, 1.0]) first)."
         )
 
     def _refuse_scalar(self, kind):
         raise TypeError(
-            f"pullback: {kind}() of a tracked value would drop its gradient (NumPy also "
-            "calls it to store a value into a plain array, a[i] = x). Use x.item() to leave "
-            "the graph on purpose, or np.stack/np.concatenate to build arrays of tracked parts."
+            f"pullback: {kind}() of a tracked value would drop its gradient. The math module "
+            "calls it (math.exp(x): use np.exp), and so does a[i] = x into a plain array (make "
+            "the buffer tracked: a = np.zeros_like(x)); x.item() leaves the graph on purpose."
         )
 
     def __float__(self):

@@ -6,6 +6,11 @@ from .spec import UNARY, Spec
 from .test_indexing import INDICES, X
 
 
+def _filled(buffer):
+    buffer[...] = 2.0
+    return buffer
+
+
 def _row(label, index, broadcast=False):
     shape = np.empty(X)[index].shape
     if broadcast:  # v broadcast along the written block's leading axes
@@ -25,6 +30,6 @@ SPECS += [
          name="reread(transpose)"),
     Spec(np.zeros_like, UNARY),
     Spec(np.ones_like, UNARY),
-    Spec(np.empty_like, UNARY),
+    Spec(np.empty_like, UNARY, call=lambda x: _filled(np.empty_like(x)) * x),
     Spec(np.full_like, [((3,), ()), ((2, 3), ())]),
 ]
