@@ -17,7 +17,7 @@ import numpy as np
 import numpy.lib._index_tricks_impl as _index_tricks
 
 from .core import Tracked, drop_finished
-from .registry import nondiff, public, rules
+from .registry import NoRuleError, public
 
 _np_array, _np_asarray = np.array, np.asarray
 _np_asanyarray, _np_ascontiguousarray = np.asanyarray, np.ascontiguousarray
@@ -91,7 +91,7 @@ def _retry(obj, like):
 def array(*args, **kwargs):
     try:
         return _np_array(*args, **kwargs)
-    except TypeError:
+    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
         if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
             raise
     return _array(*args, **kwargs)
@@ -109,7 +109,7 @@ def _like_asarray(original):
     def asarray(*args, **kwargs):
         try:
             return original(*args, **kwargs)
-        except TypeError:
+        except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
             if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
                 raise
         return _asarray(original, *args, **kwargs)
@@ -132,7 +132,7 @@ asanyarray = _like_asarray(_np_asanyarray)
 def ascontiguousarray(*args, **kwargs):
     try:
         return _np_ascontiguousarray(*args, **kwargs)
-    except TypeError:
+    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
         if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
             raise
     return _ascontiguousarray(*args, **kwargs)
@@ -146,7 +146,7 @@ def _ascontiguousarray(a, dtype=None, *, like=None):
 
 
 def accepting_lists(func):
-    """``func`` (a NumPy function with a rule) taking, wherever it takes an array, a list
+    """``func`` (a NumPy function) taking, wherever it takes an array, a list
     holding tracked values: NumPy's own function first, the lists stacked only when a
     tracked value stopped it."""
     @functools.wraps(func)
@@ -165,17 +165,17 @@ def accepting_lists(func):
 
 def install():
     """Put the wrappers in NumPy's namespaces (``np``, ``np.linalg``, ``np.fft``) in place
-    of the functions they wrap; ``pb.registered_rules()`` names the wrappers."""
+    of the functions they wrap, for every function NumPy dispatches (with a list given to
+    one without a rule, the stacked call raises pb.NoRuleError naming it);
+    ``pb.registered_rules()`` names the wrappers."""
     for name, wrapper in [("array", array), ("asarray", asarray),
                           ("asanyarray", asanyarray),
                           ("ascontiguousarray", ascontiguousarray)]:
         setattr(np, name, wrapper)
     _index_tricks.array = array  # np.r_ and np.c_
-    handled = set(rules) | nondiff
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):
-            if (hasattr(func, "_implementation") and not name.startswith("_")
-                    and func in handled):
+            if hasattr(func, "_implementation") and not name.startswith("_"):
                 wrapper = public.get(func) or accepting_lists(func)
                 public[func] = wrapper
                 setattr(module, name, wrapper)

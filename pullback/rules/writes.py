@@ -147,10 +147,15 @@ def empty_like_rule(prototype, dtype=None, order="K", subok=True, shape=None):
 
 @rrule(np.full_like)
 def full_like_rule(a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    def full_like_pullback(g):
-        return None, g  # the engine sums g down to fill_value's shape
+    zeros = np.zeros_like(a, dtype, order, subok, shape)
+    ans = zeros + fill_value  # fill_value may be tracked one level down
+    if ans.dtype != zeros.dtype:
+        ans = ans.astype(zeros.dtype)
 
-    return np.full_like(a, fill_value, dtype, order, subok, shape), full_like_pullback
+    def full_like_pullback(g):
+        return None, g, None, None, None, None  # the engine sums g to fill_value's shape
+
+    return ans, full_like_pullback
 
 
 # ---------------------------------------------------------------------------- writing
