@@ -159,7 +159,7 @@ def accepting_lists(func):
         return func(*[_as_arrays(a) for a in args],
                     **{k: _as_arrays(v) for k, v in kwargs.items()})
 
-    accepting_lists_wrapper._pb_original = func  # type: ignore[attr-defined]
+    accepting_lists_wrapper._pb_original = func
     return accepting_lists_wrapper
 
 

@@ -192,7 +192,9 @@ def is_inexact(v):
 
 
 class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was recorded
-    seen, write, into_out = False, Any, Any
+    seen: bool = False
+    write: Any = None
+    into_out: Any = None
 
 
 # ---------------------------------------------------------------------------- recording

@@ -29,6 +29,7 @@ from .core import (
     shape_of,
     state,
     top_level,
+    writes,
 )
 from .registry import (
     MINUS_ONE,
@@ -60,6 +61,8 @@ __all__ = [
     "NoRuleError",
     # nodes of one's own
     "checkpoint", "hook", "stop_gradient", "nobacksies",
+    # where rules/writes.py installs the recording of x[i] = v, x += v and out=x
+    "writes",
 ]
 
 

@@ -296,6 +296,6 @@ def test_size_one_outputs_are_scalars():
     np.reshape(np.sum(w ** 2), (1, 1)).backward()
     np.testing.assert_allclose(w.grad, 2 * A)
     with pytest.raises(pb.LossError):
-        pb.grad(lambda x: np.log(x[:1] - 1.0))(A)
+        pb.grad(lambda x: x[:1] * np.inf)(A)
     with pytest.raises(TypeError, match="shape \\(2,\\)"):
         pb.grad(lambda x: x[:2])(A)

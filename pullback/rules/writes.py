@@ -17,9 +17,17 @@ views after writing, or write through the view.
 
 import numpy as np
 
-from ..extend import Tracked, live_levels, name_of, plain, primitive, rrule, shape_of, state
-from ..core import writes
-
+from ..extend import (
+    Tracked,
+    live_levels,
+    name_of,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+    state,
+    writes,
+)
 
 # ---------------------------------------------------------------------------- the update
 
