@@ -320,17 +320,16 @@ def _recorded_versions(node):
     """Point ``node``'s inputs at the versions it was recorded with: an input written into
     since (``x[i] = v``) holds its update now, and its earlier version is the update's
     first argument (rules/writes.py)."""
-    seq = node.seq
+    node.args = tuple(_version(a, node.seq) for a in node.args)
 
-    def version(a):
-        if isinstance(a, Tracked):
-            while a.seq > seq:
-                a = a.args[0]
-        elif type(a) is list or type(a) is tuple:
-            return type(a)(version(b) for b in a)
-        return a
 
-    node.args = tuple(version(a) for a in node.args)
+def _version(a, seq):
+    if isinstance(a, Tracked):
+        while a.seq > seq:
+            a = a.args[0]
+    elif type(a) is list or type(a) is tuple:  # a module-level function: no cycle
+        return type(a)(_version(b, seq) for b in a)
+    return a
 
 
 def strip(x):

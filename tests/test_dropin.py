@@ -299,3 +299,23 @@ def test_size_one_outputs_are_scalars():
         pb.grad(lambda x: x[:1] * np.inf)(A)
     with pytest.raises(TypeError, match="shape \\(2,\\)"):
         pb.grad(lambda x: x[:2])(A)
+
+
+def test_a_gradient_through_writes_leaves_no_reference_cycles():
+    import gc
+
+    def f(x):
+        y = x * 1.0
+        y[0] = x[1] ** 2
+        y += 1.0
+        return np.sum(y ** 2)
+
+    for fn in (pb.grad(f), pb.hessian(f), pb.grad(lambda x: np.sum(np.tanh(x) ** 2))):
+        fn(A)
+        gc.collect()
+        gc.disable()
+        try:
+            fn(A)
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
