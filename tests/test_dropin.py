@@ -319,3 +319,12 @@ def test_a_gradient_through_writes_leaves_no_reference_cycles():
             assert gc.collect() == 0
         finally:
             gc.enable()
+
+
+def test_writes_in_the_tracker_face():
+    w = pb.param(np.array([1.0, 2.0, 3.0]))
+    h = w * 1.0
+    h[0] = w[1] * w[2]
+    h *= w
+    np.sum(h).backward()   # w0 w1 w2 + w1^2 + w2^2
+    np.testing.assert_allclose(w.grad, [6.0, 7.0, 8.0])
