@@ -1,6 +1,10 @@
 """pullback: reverse-mode automatic differentiation for plain NumPy code."""
 
-from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
+from . import (  # noqa: F401  (rules: registers the derivative rules)
+    construct,  # noqa: F401  (after the rules: wraps NumPy's functions that have one)
+    optim,
+    rules,
+)
 from .api import grad, value_and_grad, vjp
 from .core import Tracked, no_grad
 from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of
+from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
 from .registry import (
     MINUS_ONE,
@@ -55,6 +55,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
     leaves = {}
     visited = None if retain_graph else []
     pop, push = heapq.heappop, heapq.heappush
+    written = writes.seen
     while heap:
         node = pop(heap)[1]
         g = cts.pop(node)
@@ -80,6 +81,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             )
         if visited is not None:
             visited.append(node)
+        if written:
+            _recorded_versions(node)
         if cls is Elementwise:
             pairs = _row_pullback(rule, node, g)
         else:
@@ -316,6 +319,22 @@ def _sum_kept(ct, axes):
 
 # ---------------------------------------------------------------------------- the vjp layer
 
+def _recorded_versions(node):
+    """Point ``node``'s inputs at the versions it was recorded with: an input written into
+    since (``x[i] = v``) holds its update now, and its earlier version is the update's
+    first argument (rules/writes.py)."""
+    node.args = tuple(_version(a, node.seq) for a in node.args)
+
+
+def _version(a, seq):
+    if isinstance(a, Tracked):
+        while a.seq > seq:
+            a = a.args[0]
+    elif type(a) is list or type(a) is tuple:  # a module-level function: no cycle
+        return type(a)(_version(b, seq) for b in a)
+    return a
+
+
 def strip(x):
     """``x`` without the boxes of finished computations (and of the top-level Tracker
     level): what a transform hands back once its own level has ended."""
@@ -412,8 +431,9 @@ def fname_of(f):
 
 
 def scalar_seed(y, fname, losscheck):
-    """The seed of a scalar loss ``y``: ones of its dtype, after checking that it is a real
-    scalar and, with ``losscheck``, finite."""
+    """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
+    is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
+    ``losscheck``, finite."""
     v = plain(y)
     if not isinstance(v, (np.ndarray, np.generic, numbers.Number)):
         what = "None (is a return statement missing?)" if v is None else (
@@ -423,7 +443,7 @@ def scalar_seed(y, fname, losscheck):
             f"{what}. Return the loss itself (not [loss] or (loss,)); for several "
             "outputs use has_aux=True, pb.vjp or pb.jacobian."
         )
-    if np.ndim(v) != 0:
+    if np.size(v) != 1:
         raise TypeError(
             f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
             "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
@@ -433,12 +453,12 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
         )
-    if losscheck and not math.isfinite(float(v)):
+    if losscheck and not math.isfinite(np.ravel(v)[0]):
         raise LossError(
-            f"pullback: the loss of {fname} is {float(v)}; find where it stops being finite, "
-            "or pass losscheck=False to differentiate it anyway"
+            f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
+            "finite, or pass losscheck=False to differentiate it anyway"
         )
-    return np.ones((), dtype=np.result_type(v))
+    return np.ones(np.shape(v), dtype=np.result_type(v))
 
 
 class Linearized:
@@ -469,6 +489,12 @@ class Linearized:
                 boxed[i] = (treedef, flat, boxes)
             self.inputs.append(boxed[i])
         self.out = f(*args, **kwargs)
+        if writes.seen:  # a leaf written into holds its update; its first version is the leaf
+            for _, _, boxes in self.inputs:
+                for k, box in enumerate(boxes):
+                    while box.rule is not None:
+                        box = box.args[0]
+                    boxes[k] = box
 
     def pull_leaves(self, outs, seeds, batch_shape=(), retain_graph=True):
         """The cotangent of each boxed leaf, one flat list per differentiated argument

@@ -30,6 +30,7 @@ from .registry import (
     getitem,
     name_of,
     nondiff,
+    reads_lists_as_arrays,
     rules,
     ufunc_methods,
 )
@@ -195,6 +196,12 @@ def is_inexact(v):
     return isinstance(v, (float, complex)) if dtype is None else dtype.kind in "fc"
 
 
+class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was recorded
+    seen: bool = False
+    write: Any = None
+    into_out: Any = None
+
+
 # ---------------------------------------------------------------------------- recording
 
 def record(out, rule, level, args, kwargs=None, func=None):
@@ -223,8 +230,8 @@ def apply(func, args, kwargs):
     if state.no_grad:
         return _call_plain(func, args, kwargs)
     if kwargs:
-        if "out" in kwargs:
-            kwargs = _without_out(func, kwargs)
+        if "out" in kwargs:  # out=None dropped; out=y written into y, or refused
+            return writes.into_out(apply, func, args, kwargs)
         if any(isinstance(v, Tracked) for v in kwargs.values()):
             args, kwargs = bind_positional(func, args, kwargs, Tracked)
     # the level search of top_level, written out for flat arguments (the common case:
@@ -241,6 +248,9 @@ def apply(func, args, kwargs):
             nested = True
     if nested:
         top, finished = top_level(args)
+        if reads_lists_as_arrays(func):  # lists holding tracked values become arrays
+            args = tuple(np.array(a) if type(a) in (list, tuple) and top_level(a)[0] >= 0
+                         else a for a in args)
     if finished:  # values escaped from finished computations are constants
         args = drop_finished(args)
         top = top_level(args)[0]
@@ -338,19 +348,11 @@ _IN_PLACE = frozenset(f for f in (
     if f is not None)
 
 
-def _without_out(func, kwargs):
-    if kwargs["out"] is not None:
-        raise TypeError(
-            f"pullback: {name_of(func)}(..., out=...) writes into an existing array, which "
-            "cannot record a gradient (this includes a += t for a plain array a and a "
-            "tracked t). Write it out of place: a = a + t, or drop out= and use the result."
-        )
-    return {k: v for k, v in kwargs.items() if k != "out"}
 
 
 def _ufunc_call(ufunc, inputs, kwargs):
     if "out" in kwargs:
-        kwargs = _without_out(ufunc, kwargs)
+        return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
     if kwargs:
         raise TypeError(
             f"pullback: np.{ufunc.__name__} on a tracked value does not support the "
@@ -374,7 +376,8 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
             "np.where / np.concatenate to assemble the result."
         )
     if "out" in kwargs:
-        kwargs = _without_out(ufunc, kwargs)
+        return writes.into_out(lambda f, a, k: _ufunc_method(f, method, a, k), ufunc, inputs,
+                               kwargs)
     if method == "outer" and ufunc.nin == 2:
         a, b = inputs
         # the outer product is the ufunc on broadcast operands, which has the ufunc's rule
@@ -415,8 +418,9 @@ class Tracked(ArrayMethods):
     """A value recorded by a gradient computation; NumPy functions accept it as an array.
 
     ``value`` is the plain value (or, under nested derivatives, a value tracked one level
-    down); ``args`` and ``rule`` say how it was computed (None for an input). Tracked
-    values are immutable; operations make new ones.
+    down); ``args`` and ``rule`` say how it was computed (None for an input). A write
+    (``x[i] = v``, ``x += v``) records an update that the object itself becomes
+    (rules/writes.py).
 
     >>> pb.grad(lambda x: (print(type(x).__name__), np.sum(x))[1])(np.ones(2))
     Tracked
@@ -455,19 +459,21 @@ class Tracked(ArrayMethods):
         v = _live_box(self)
         if not isinstance(v, Tracked):  # escaped from a finished computation: a constant
             return np.array(v, dtype=dtype, copy=copy)
+        if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a constant
+            return np.asarray(plain(self)).astype(dtype)
         raise TypeError(
             "pullback: a tracked value cannot become a plain NumPy array here "
-            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. "
-            "np.asarray/np.array on it, or storing it into a plain array (a[i] = x), loses "
-            "the derivative. Build arrays from tracked parts with np.stack or "
-            "np.concatenate, or take x.value (x.item()) to leave the graph on purpose."
+            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. This is "
+            "a plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)), a plain "
+            "array's method (A.dot(x): write np.dot(A, x) or A @ x), or a list holding x given "
+            "to a function with no rule or an operator (x * [x, 1.0]: np.array([x, 1.0]) first)."
         )
 
     def _refuse_scalar(self, kind):
         raise TypeError(
-            f"pullback: {kind}() of a tracked value would drop its gradient (NumPy also "
-            "calls it to store a value into a plain array, a[i] = x). Use x.item() to leave "
-            "the graph on purpose, or np.stack/np.concatenate to build arrays of tracked parts."
+            f"pullback: {kind}() of a tracked value would drop its gradient. The math module "
+            "calls it (math.exp(x): use np.exp), and so does a[i] = x into a plain array (make "
+            "the buffer tracked: a = np.zeros_like(x)); x.item() leaves the graph on purpose."
         )
 
     def __float__(self):
@@ -513,17 +519,12 @@ class Tracked(ArrayMethods):
         return apply(getitem, (self, index), {})
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            "pullback: tracked values are immutable, so x[index] = v is not recorded. "
-            "Write the update functionally: np.where(mask, v, x) for a mask, or "
-            "np.concatenate/np.stack to assemble pieces."
-        )
+        writes.write(self, index, value)
 
     def astype(self, dtype, **kwargs):
         return apply(astype, (self, dtype), {})
 
-    # -- operators: each the table row of its ufunc; reflected forms swap the operands, and
-    # in-place forms make new values (tracked values are immutable)
+    # -- operators: each the table row of its ufunc (reflected: swapped; in-place: writes.py)
     __add__, __radd__ = _operator(np.add), _operator(np.add, reflected=True)
     __sub__, __rsub__ = _operator(np.subtract), _operator(np.subtract, reflected=True)
     __mul__, __rmul__ = _operator(np.multiply), _operator(np.multiply, reflected=True)
@@ -533,16 +534,12 @@ class Tracked(ArrayMethods):
     __rfloordiv__ = _operator(np.floor_divide, reflected=True)
     __mod__, __rmod__ = _operator(np.remainder), _operator(np.remainder, reflected=True)
     __pow__, __rpow__ = _operator(np.power), _operator(np.power, reflected=True)
-    __iadd__, __isub__, __imul__, __itruediv__ = __add__, __sub__, __mul__, __truediv__
-    __ifloordiv__, __imod__, __ipow__ = __floordiv__, __mod__, __pow__
 
     def __matmul__(self, other):
         return apply(np.matmul, (self, other), {})
 
     def __rmatmul__(self, other):
         return apply(np.matmul, (other, self), {})
-
-    __imatmul__ = __matmul__
 
     def __neg__(self):
         return _unary(np.negative, self)

@@ -29,7 +29,9 @@ from .core import (
     shape_of,
     state,
     top_level,
+    writes,
 )
+from .guard import is_held
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -57,9 +59,11 @@ __all__ = [
     "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
     # what rules compute with
     "Tracked", "plain", "shape_of", "is_complex", "getitem", "astype", "name_of",
-    "NoRuleError",
+    "NoRuleError", "is_held",
     # nodes of one's own
     "checkpoint", "hook", "stop_gradient", "nobacksies",
+    # where rules/writes.py installs the recording of x[i] = v, x += v and out=x
+    "writes",
 ]
 
 

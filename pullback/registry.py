@@ -179,13 +179,38 @@ def dropped_batch_axes(rule_name: str, shape: tuple, target: tuple, nb: int) -> 
 
 # ---------------------------------------------------------------------------- registration
 
+# NumPy's functions with rules, each with the wrapper that stands in NumPy's namespace in
+# its place (construct.py: it also takes lists holding tracked values); registering the
+# wrapper registers the function
+public: dict = {}
+
+
+# the NumPy functions that read a list as a sequence of arrays, not as one array
+_SEQUENCES = frozenset(f for f in (
+    np.stack, np.concatenate, np.block, np.hstack, np.vstack, np.dstack, np.column_stack,
+    getattr(np, "row_stack", None), np.choose, np.select, np.piecewise, np.linalg.multi_dot,
+    np.broadcast_arrays, np.meshgrid) if f is not None)
+
+
+def reads_lists_as_arrays(func: Any) -> bool:
+    """Whether ``func`` is a NumPy function that reads a list argument as one array."""
+    return (isinstance(func, np.ufunc) or hasattr(func, "_implementation")) and (
+        func not in _SEQUENCES)
+
+
+def _original(func):
+    return getattr(func, "_pb_original", func)
+
+
 def _register(func, rule, depth=2):
+    func = _original(func)
     rules[func] = rule
     origin[func] = sys._getframe(depth).f_globals.get("__name__", "")
     nondiff.discard(func)
 
 
 def _interceptable(func):
+    func = _original(func)
     return (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
             or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
 
@@ -295,7 +320,7 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     >>> type(pb.param(np.array([1.0, 3.0])).argmax())
     <class 'numpy.int64'>
     """
-    for func in funcs:
+    for func in map(_original, funcs):
         nondiff.add(func)
         rules.pop(func, None)
 
@@ -323,7 +348,7 @@ def registered_rules(package: str | None = "pullback") -> list[Callable[..., Any
     >>> np.sin in pb.registered_rules()
     True
     """
-    return [f for f in rules
+    return [public.get(f, f) for f in rules
             if package is None or origin.get(f, "").split(".")[0] == package]
 
 
@@ -333,7 +358,7 @@ def registered_nondifferentiable() -> set[Callable[..., Any]]:
     >>> np.argmax in pb.registered_nondifferentiable()
     True
     """
-    return set(nondiff)
+    return {public.get(f, f) for f in nondiff}
 
 
 def name_of(func: Any) -> str:

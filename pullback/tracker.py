@@ -124,7 +124,7 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
     node = _tracker_box(self)
     if cotangent is None:
         v = plain(self)
-        if np.ndim(v) != 0:
+        if np.size(v) != 1:
             raise TypeError(
                 f"pullback: backward() of a value of shape {np.shape(v)} needs a cotangent "
                 "of that shape, e.g. y.backward(np.ones_like(y.value)); or reduce it to a "

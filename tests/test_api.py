@@ -110,7 +110,7 @@ def test_function_without_rule_raises_no_rule_error_naming_it():
         pb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 1])))(np.ones(3))
 
 
-def test_tracked_values_refuse_silent_conversion_and_mutation():
+def test_tracked_values_refuse_silent_conversion_into_plain_arrays():
     def into_plain(x):
         a = np.zeros(3)
         a[0] = x[0]
@@ -121,16 +121,7 @@ def test_tracked_values_refuse_silent_conversion_and_mutation():
     with pytest.raises((TypeError, ValueError)) as info:
         pb.grad(into_plain)(np.ones(3))
     chain = [info.value, info.value.__context__, info.value.__cause__]
-    assert any("drop its gradient" in str(e) for e in chain if e is not None)
-    with pytest.raises(TypeError, match="np.stack"):
-        pb.grad(lambda x: np.sum(np.asarray(x)))(np.ones(3))
-
-    def setitem(x):
-        x[0] = 1.0
-        return np.sum(x)
-
-    with pytest.raises(TypeError, match="immutable"):
-        pb.grad(setitem)(np.ones(3))
+    assert any("np.zeros_like(x)" in str(e) for e in chain if e is not None)
 
     def plain_inplace(x):
         a = np.zeros(3)

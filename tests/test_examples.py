@@ -21,6 +21,7 @@ CASES = {
     "oscillator.py": (["scipy", "matplotlib", "pullback.optimize"], "oscillator_fit.png"),
     "bayes.py": (["sklearn", "tqdm", "matplotlib"], "bayes_trace.png"),
     "tracker_loop.py": (["sklearn", "matplotlib", "pullback.optim"], "tracker_loss.png"),
+    "rosenbrock.py": (["scipy", "matplotlib"], "rosenbrock_path.png"),
 }
 
 
@@ -85,3 +86,11 @@ def test_tracker_loop(tmp_path):
     rows = [[float(v) for v in line.split()] for line in out.splitlines()
             if re.fullmatch(r" *\d+ +[\d.]+ +[\d.]+", line)]
     assert len(rows) >= 2 and rows[-1][1] < rows[0][1]   # the train error falls
+
+
+def test_rosenbrock(tmp_path):
+    out = run_example("rosenbrock.py", tmp_path)
+    (der,) = number(r"rosen_der at x0: +([\d.e+-]+)", out)
+    (hess,) = number(r"rosen_hess at x0: +([\d.e+-]+)", out)
+    (distance,) = number(r"from the minimum \(1, \.\.\., 1\): ([\d.e+-]+)", out)
+    assert der < 1e-9 and hess < 1e-9 and distance < 1e-6

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     scans,
     shapes,
     sorting,
+    writes,
 )
 
 if importlib.util.find_spec("scipy") is not None:

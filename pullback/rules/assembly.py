@@ -1,5 +1,5 @@
 """Joining and splitting arrays, and building arrays from parts: concatenate, the stacks,
-block, append, the splits, meshgrid, diagflat, vander, linspace and full_like.
+block, append, the splits, meshgrid, diagflat, vander and linspace.
 
 Joining is linear, and its transpose splits the cotangent; splitting is transposed by
 joining the cotangents. The stacks and hsplit, vsplit, dsplit are concatenate and split
@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from ..extend import Tracked, composite, linear, plain, rrule, shape_of
+from ..extend import composite, linear, rrule, shape_of
 from ._util import batch_shape, conj_if_complex
 
 
@@ -240,19 +240,3 @@ def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None,
         return ct_start, ct_stop, None, None, None, None, None
 
     return ans, linspace_pullback
-
-
-# ---------------------------------------------------------------------------- full_like
-
-def full_like_of_tracked(a, fill_value, dtype=None, order="K", subok=True, shape=None,
-                         **kwargs):
-    """np.full_like with a tracked ``fill_value``: the fill broadcast to the output's shape
-    (a tracked ``a`` only gives its shape and dtype: a constant)."""
-    out = np.full_like(plain(a), plain(fill_value), dtype=dtype, order=order, shape=shape,
-                       **kwargs)
-    if not isinstance(fill_value, Tracked) or out.dtype.kind not in "fc":
-        return out
-    return np.broadcast_to(fill_value, out.shape).astype(out.dtype)
-
-
-composite(np.full_like, full_like_of_tracked)

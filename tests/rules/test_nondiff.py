@@ -22,12 +22,10 @@ CALLS = {
     np.all: (X,), np.any: (X,), np.isneginf: (INF,), np.isposinf: (INF,),
     np.diag_indices_from: (X[:, :2],), np.tril_indices_from: (X,), np.triu_indices_from: (X,),
     np.allclose: (X, X), np.isclose: (X, X), np.array_equal: (X, X), np.array_equiv: (X, V),
-    np.zeros_like: (X,), np.ones_like: (X,),
 }
 # (function, arguments) pairs: a function may be listed with several calls
 NONDIFF = [
     *CALLS.items(),
-    (np.empty_like, Args((X,), values=False)),
     (np.argmax, Args((X,), {"axis": 1, "keepdims": True})),
     (np.count_nonzero, Args((X,), {"axis": 0})),
     (np.any, Args((X > 0,), {"axis": -1})),

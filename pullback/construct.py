@@ -1,0 +1,184 @@
+"""Arrays built from tracked parts: ``np.array``, ``np.asarray``, ``np.asanyarray`` and
+``np.ascontiguousarray`` of a tracked value or of a (nested) list holding some, and every
+NumPy function with a rule given such a list (``np.sum([1.0, a * a])``).
+
+NumPy converts these in C (``np.array`` never dispatches, and a function's dispatcher
+looks only at its direct arguments), so pullback replaces those NumPy entry points, when
+it is imported, by thin wrappers. A wrapper calls NumPy's own function at once; only when
+that raises TypeError (a tracked value met C's conversion) does it look for tracked values
+in the arguments, stack the lists holding them (``np.stack``, so the result is tracked),
+and call the function again. Plain calls pay one Python call (README).
+"""
+
+import functools
+from typing import Any
+
+import numpy as np
+import numpy.lib._index_tricks_impl as _index_tricks
+
+from .core import Tracked, drop_finished
+from .registry import NoRuleError, public
+
+_np_array, _np_asarray = np.array, np.asarray
+_np_asanyarray, _np_ascontiguousarray = np.asanyarray, np.ascontiguousarray
+
+
+def holds_tracked(obj: Any) -> bool:
+    """Whether ``obj`` is tracked or a (nested) list or tuple holding a tracked value."""
+    if isinstance(obj, Tracked):
+        return True
+    if type(obj) is list or type(obj) is tuple:
+        return any(holds_tracked(o) for o in obj)
+    return False
+
+
+def _stacked(obj):
+    """``obj`` as one array: a tracked value as it is, a sequence holding one stacked."""
+    if (type(obj) is list or type(obj) is tuple) and holds_tracked(obj):
+        return np.stack([_stacked(o) for o in obj])
+    return obj
+
+
+def _as_arrays(a):
+    """An argument with its lists of tracked values stacked; a ragged list (a sequence of
+    arrays, as np.concatenate takes) has its entries stacked one by one."""
+    if not ((type(a) is list or type(a) is tuple) and holds_tracked(a)):
+        return a
+    try:
+        return _stacked(a)
+    except ValueError:
+        return type(a)(_as_arrays(e) for e in a)
+
+
+def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=False):
+    """NumPy's ``np.array(obj, ...)`` for ``obj`` holding tracked values."""
+    fresh = not isinstance(obj, Tracked)
+    result = _stacked(obj)
+    if dtype is not None and np.dtype(dtype) != result.dtype:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        result, fresh = result.astype(dtype), True  # an integer dtype gives a constant
+    if not isinstance(result, Tracked):
+        return _np_array(result, ndmin=ndmin)
+    if copy is False and fresh:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if copy and not fresh or (contiguous or order == "C") and not _flags(result, "C") or (
+            order == "F" and not _flags(result, "F")):
+        result = np.copy(result, order="C" if contiguous else order or "K")
+    if result.ndim < ndmin:
+        result = np.reshape(result, (1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def _flags(x, order):
+    v = x
+    while isinstance(v, Tracked):
+        v = v.value
+    v = _np_asarray(v)
+    return v.flags.c_contiguous if order == "C" else v.flags.f_contiguous
+
+
+def _retry(obj, like):
+    """The tracked values of ``obj`` that are still live, or None when none is (then
+    NumPy's own function answers)."""
+    if isinstance(like, Tracked):
+        like = None
+    obj = drop_finished(obj)
+    return obj if holds_tracked(obj) else None
+
+
+@functools.wraps(_np_array)
+def array(*args, **kwargs):
+    try:
+        return _np_array(*args, **kwargs)
+    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
+        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+            raise
+    return _array(*args, **kwargs)
+
+
+def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    obj = _retry(object, like)
+    if obj is None:
+        return _np_array(drop_finished(object), dtype, copy=copy, order=order, ndmin=ndmin)
+    return _tracked_array(obj, dtype, copy, order, ndmin)
+
+
+def _like_asarray(original):
+    @functools.wraps(original)
+    def asarray(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
+            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+                raise
+        return _asarray(original, *args, **kwargs)
+
+    return asarray
+
+
+def _asarray(original, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    obj = _retry(a, like)
+    if obj is None:
+        return original(drop_finished(a), dtype, order, copy=copy)
+    return _tracked_array(obj, dtype, copy, order or "K")
+
+
+asarray = _like_asarray(_np_asarray)
+asanyarray = _like_asarray(_np_asanyarray)
+
+
+@functools.wraps(_np_ascontiguousarray)
+def ascontiguousarray(*args, **kwargs):
+    try:
+        return _np_ascontiguousarray(*args, **kwargs)
+    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
+        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+            raise
+    return _ascontiguousarray(*args, **kwargs)
+
+
+def _ascontiguousarray(a, dtype=None, *, like=None):
+    obj = _retry(a, like)
+    if obj is None:
+        return _np_ascontiguousarray(drop_finished(a), dtype)
+    return _tracked_array(obj, dtype, None, "C", ndmin=1, contiguous=True)
+
+
+def accepting_lists(func):
+    """``func`` (a NumPy function) taking, wherever it takes an array, a list
+    holding tracked values: NumPy's own function first, the lists stacked only when a
+    tracked value stopped it."""
+    @functools.wraps(func)
+    def accepting_lists_wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except TypeError:
+            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+                raise
+        return func(*[_as_arrays(a) for a in args],
+                    **{k: _as_arrays(v) for k, v in kwargs.items()})
+
+    accepting_lists_wrapper._pb_original = func
+    return accepting_lists_wrapper
+
+
+def install():
+    """Put the wrappers in NumPy's namespaces (``np``, ``np.linalg``, ``np.fft``) in place
+    of the functions they wrap, for every function NumPy dispatches (with a list given to
+    one without a rule, the stacked call raises pb.NoRuleError naming it);
+    ``pb.registered_rules()`` names the wrappers."""
+    for name, wrapper in [("array", array), ("asarray", asarray),
+                          ("asanyarray", asanyarray),
+                          ("ascontiguousarray", ascontiguousarray)]:
+        setattr(np, name, wrapper)
+    _index_tricks.array = array  # np.r_ and np.c_
+    for module in (np, np.linalg, np.fft):
+        for name, func in list(vars(module).items()):
+            if hasattr(func, "_implementation") and not name.startswith("_"):
+                wrapper = public.get(func) or accepting_lists(func)
+                public[func] = wrapper
+                setattr(module, name, wrapper)
+
+
+install()

@@ -1,0 +1,329 @@
+"""Writes into tracked arrays: ``x[index] = v``, the in-place operators (``x += v``) and
+``out=x``, each recorded as a functional update, and the ``*_like`` buffers to write into.
+
+A write makes a new node, ``index_update(old, index, v)``; since Python keeps the name
+``x`` bound to the same object, that object takes the new node's contents (its value,
+rule, arguments and a new, larger ``seq``) and its old contents move into a fresh node,
+``old``, which the update refers to as its first argument. Nodes recorded before the write
+still refer to the object; the backward pass sends their cotangents to the version they
+were recorded with (the one found by following first arguments back while ``seq`` is
+later than the node's own).
+
+A write into a *view* of another tracked value (``v = y[1:]``, ``y.T``, ``y.reshape``)
+goes through to that value, as NumPy's does, and the view then reads it again. A view
+taken *before* a write into its base keeps the values it had (NumPy's would change): take
+views after writing, or write through the view.
+"""
+
+import numpy as np
+
+from ..extend import (
+    Tracked,
+    is_held,
+    live_levels,
+    name_of,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+    state,
+    writes,
+)
+
+# ---------------------------------------------------------------------------- the update
+
+@primitive
+def index_update(x, index, v):
+    """A copy of ``x`` with ``v`` written at ``index``: NumPy's ``x[index] = v`` (``v``
+    broadcast, cast to ``x``'s dtype) without the update in place. It is what
+    ``x[index] = v`` records on a tracked ``x``.
+
+    >>> index_update(np.zeros(3), [0, 2], 5.0)
+    array([5., 0., 5.])
+    """
+    out = np.array(x, copy=True)
+    out[index] = v
+    return out
+
+
+def _written(shape, index):
+    """``(kept, won)``: where ``x[index] = v`` leaves ``x`` alone, and which elements of the
+    broadcast ``v`` end up in the result (with a repeated index the last write wins)."""
+    ids = np.full(shape, -1, dtype=np.intp)
+    taken = ids[index]
+    positions = np.arange(taken.size, dtype=np.intp).reshape(taken.shape)
+    ids[index] = positions
+    return ids < 0, ids[index] == positions
+
+
+def _sum_to(ct, shape):
+    """``ct`` summed down to the ``shape`` it was broadcast from."""
+    cshape = shape_of(ct)
+    lead = len(cshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and cshape[lead + i] != 1)
+    return np.reshape(np.sum(ct, axis=axes), shape) if axes else ct
+
+
+@rrule(index_update, batched=False)
+def index_update_rule(x, index, v):
+    ans = index_update(x, index, v)
+    shape, vshape = shape_of(x), shape_of(v)
+
+    def index_update_pullback(g):
+        kept, won = _written(shape, index)
+        zero = np.zeros((), dtype=plain(g).dtype)
+
+        def ct_v():
+            taken = g[index]
+            if not won.all():
+                taken = np.where(won, taken, zero)
+            return _sum_to(taken, vshape)
+
+        return (lambda: np.where(kept, g, zero)), None, ct_v
+
+    return ans, index_update_pullback
+
+
+@primitive
+def reread(old, base, geometry):
+    """The view of ``base``'s memory with ``geometry`` ``(offset, shape, strides, order)``:
+    what a view of ``base`` holds after a write into ``base``. ``old`` is the view's
+    previous version (only recorded, never read)."""
+    offset, shape, strides, order = geometry
+    b = np.asarray(base)
+    if b.flags.c_contiguous if order == "C" else b.flags.f_contiguous:
+        return np.ndarray(shape, b.dtype, buffer=b, offset=offset, strides=strides)
+    return b[_positions(b.shape, geometry, b.itemsize)]  # the base was laid out anew
+
+
+def _positions(base_shape, geometry, itemsize):
+    """Where each element of the view with ``geometry`` lies in ``base``: a tuple index."""
+    offset, shape, strides, order = geometry
+    flat = np.full(shape, offset // itemsize, dtype=np.intp)
+    for axis, (n, s) in enumerate(zip(shape, strides)):
+        step = np.arange(n, dtype=np.intp) * (s // itemsize)
+        flat = flat + step.reshape((n,) + (1,) * (len(shape) - axis - 1))
+    return np.unravel_index(flat, base_shape, order=order)
+
+
+class RereadPullback:
+    """The pullback of ``reread``: the cotangent goes back to where the view lies in its
+    base. A class, so that a write can tell a view that was read again (its base is its
+    second argument)."""
+
+    def __init__(self, shape, geometry):
+        self.shape, self.geometry = shape, geometry
+
+    def __call__(self, g):
+        where = _positions(self.shape, self.geometry, np.dtype(plain(g).dtype).itemsize)
+        zeros = np.zeros(self.shape, dtype=plain(g).dtype)
+        return None, index_update(zeros, where, g), None
+
+
+@rrule(reread, batched=False)
+def reread_rule(old, base, geometry):
+    return reread(old, base, geometry), RereadPullback(shape_of(base), geometry)
+
+
+# ---------------------------------------------------------------------------- buffers
+
+def _like_rule(func):
+    """``func(a, ...)`` of a tracked ``a`` is a tracked constant (its cotangent goes
+    nowhere), so that writing a tracked value into it is recorded."""
+    def like_rule(a, *args, **kwargs):
+        def like_pullback(g):
+            return (None,) * (1 + len(args))
+
+        return func(a, *args, **kwargs), like_pullback
+
+    like_rule.__name__ = like_rule.__qualname__ = f"{func.__name__}_rule"
+    rrule(func)(like_rule)
+
+
+for _func in (np.zeros_like, np.ones_like):
+    _like_rule(_func)
+
+
+@rrule(np.empty_like)
+def empty_like_rule(prototype, dtype=None, order="K", subok=True, shape=None):
+    # zeros: an empty buffer's contents are unspecified, and zeros make them reproducible
+    def empty_like_pullback(g):
+        return (None,)
+
+    return np.zeros_like(prototype, dtype, order, subok, shape), empty_like_pullback
+
+
+@rrule(np.full_like)
+def full_like_rule(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    zeros = np.zeros_like(a, dtype, order, subok, shape)
+    ans = zeros + fill_value  # fill_value may be tracked one level down
+    if ans.dtype != zeros.dtype:
+        ans = ans.astype(zeros.dtype)
+
+    def full_like_pullback(g):
+        return None, g, None, None, None, None  # the engine sums g to fill_value's shape
+
+    return ans, full_like_pullback
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _check_index(index):
+    if isinstance(index, Tracked) or type(index) is tuple and any(
+            isinstance(i, Tracked) for i in index):
+        raise TypeError(
+            "pullback: an index must be a plain integer, slice or array, not a tracked "
+            "value; build indices from plain values (np.argmax(x) is plain already)"
+        )
+
+
+def _moved(x):
+    """A fresh node holding ``x``'s contents (same ``seq``): its version before a write."""
+    old = Tracked.__new__(Tracked)
+    old.value, old.level, old.seq, old.args, old.rule = x.value, x.level, x.seq, x.args, x.rule
+    return old
+
+
+def _become(x, new):
+    """``x`` takes the contents of the just-recorded ``new``, with ``x``'s previous
+    version in every place ``new`` refers to ``x``."""
+    old = _moved(x)
+    args = new.args
+    if type(args) is tuple:
+        args = tuple(old if a is x else a for a in args)
+    x.value, x.level, x.seq, x.args, x.rule = new.value, new.level, new.seq, args, new.rule
+    writes.seen = True
+
+
+def _owner(a):
+    return a if a.base is None else a.base
+
+
+def _version(a, seq):
+    """The version of ``a`` that a node recorded at ``seq`` was computed from."""
+    while a.seq > seq:
+        a = a.args[0]
+    return a
+
+
+def _view_of(x):
+    """``(base, geometry)``: the tracked value ``x`` is a NumPy view of (looking through
+    views of views), and where ``x`` lies in its memory; None when ``x`` owns its values."""
+    xv = plain(x)
+    if not isinstance(xv, np.ndarray) or xv.base is None:
+        return None
+    owner, found, a = xv.base, None, x
+    while type(a.args) is tuple and a.args and isinstance(a.args[0], Tracked):
+        b = a.args[1] if isinstance(getattr(a.rule, "rule", None), RereadPullback) else a.args[0]
+        version = _version(b, a.seq)
+        value = plain(version)
+        if not isinstance(value, np.ndarray) or _owner(value) is not owner:
+            break
+        found, found_value, a = b, value, version
+    if found is None:
+        return None
+    if not (found_value.flags.c_contiguous or found_value.flags.f_contiguous):
+        raise TypeError(
+            "pullback: this write goes through a view of a tracked array that is itself a "
+            "strided view of a plain array, which pullback cannot follow; write into a copy "
+            "(y = x.copy()) or into the array the view was taken from"
+        )
+    order = "C" if found_value.flags.c_contiguous else "F"
+    return found, (xv.ctypes.data - found_value.ctypes.data, xv.shape, xv.strides, order)
+
+
+def _check_param(x):
+    if type(x) is not Tracked and x.rule is None and not state.no_grad:
+        raise TypeError(
+            "pullback: a write into a param (w[i] = v, w += v) would make it something "
+            "other than the leaf its gradient is for. Change its value inside "
+            "pb.no_grad(), or write into a copy (y = w.copy())."
+        )
+
+
+def write(x, index, v):
+    """``x[index] = v`` on a tracked ``x``, recorded (see the module's docstring)."""
+    _check_index(index)
+    xv = plain(x)
+    # read-only but not by the guard (which holds an input's value, and views of it, while
+    # a graph needs it; this write leaves that value alone): a read-only view such as a
+    # broadcast, refused as NumPy does
+    if isinstance(xv, np.ndarray) and not xv.flags.writeable and (
+            not is_held(xv if xv.base is None else xv.base)
+            or any(s == 0 and n > 1 for s, n in zip(xv.strides, xv.shape))):
+        raise ValueError(
+            "pullback: assignment destination is read-only (NumPy's error: a broadcast "
+            "or a diagonal is a read-only view); write into a copy, y = x.copy()"
+        )
+    _check_param(x)
+    if v is x:
+        v = _moved(x)
+    elif type(v) is list or type(v) is tuple:
+        v = np.array(v)  # tracked when it holds tracked values (construct.py)
+    view = _view_of(x)
+    if view is not None:
+        base, geometry = view
+        where = _positions(shape_of(base), geometry, xv.itemsize)
+        write(base, tuple(i[index] for i in where), v)
+        new = reread(x, base, geometry)
+    else:
+        new = index_update(x, index, v)
+    if isinstance(new, Tracked) and new.args is not None and new.args[0] is x:
+        _become(x, new)
+        return
+    # nothing recorded (no_grad, or a value of a finished computation): a leaf takes the
+    # new value, as a param's value changes in an optimizer's step
+    if x.rule is not None and x.level in live_levels:
+        raise TypeError(
+            "pullback: a write inside pb.no_grad() into a tracked value computed with a "
+            "gradient cannot be recorded; write outside no_grad, or into a copy"
+        )
+    x.value = plain(new) if x.level in live_levels else new
+
+
+def in_place(func):
+    """The in-place operator of ``func`` (``x += v`` for np.add): the result of
+    ``func(x, v)`` written into ``x``, so that every name for ``x`` sees it, as NumPy's."""
+    def in_place_operator(self, other):
+        _check_param(self)
+        result = func(self, other)
+        new_shape = shape_of(result)
+        if not isinstance(result, Tracked) or state.no_grad:
+            if self.rule is not None:
+                return result  # no_grad: a plain result, as before the write
+        elif (new_shape == shape_of(self) and result.dtype == self.dtype
+              and result.args[0] is self and _view_of(self) is None):
+            _become(self, result)  # the result is the update itself: no copy
+            return self
+        write(self, Ellipsis, result)
+        return self
+
+    return in_place_operator
+
+
+def into_out(call, func, args, kwargs):
+    """``func(*args, out=y)``: for a tracked ``y``, the result written into ``y`` (NumPy's
+    semantics: the result is ``y``); for a plain ``y``, an error."""
+    out = kwargs["out"]
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if out is None:
+        return call(func, args, rest)
+    target = out[0] if type(out) is tuple and len(out) == 1 else out
+    if not isinstance(target, Tracked):
+        raise TypeError(
+            f"pullback: {name_of(func)}(..., out=...) writes into an existing plain array, "
+            "which cannot record a gradient (this includes a += t for a plain array a and a "
+            "tracked t). Write it out of place: a = a + t, or drop out= and use the result "
+            "(out= into a tracked array, such as np.zeros_like(x), is recorded)."
+        )
+    write(target, Ellipsis, call(func, args, rest))
+    return target
+
+
+writes.write = write
+writes.into_out = into_out
+for _name, _func in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                     ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                     ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul)]:
+    setattr(Tracked, f"__i{_name}__", in_place(getattr(Tracked, f"__{_name}__")))

@@ -1,0 +1,35 @@
+import numpy as np
+
+from pullback.rules.writes import index_update, reread
+
+from .spec import UNARY, Spec
+from .test_indexing import INDICES, X
+
+
+def _filled(buffer):
+    buffer[...] = 2.0
+    return buffer
+
+
+def _row(label, index, broadcast=False):
+    shape = np.empty(X)[index].shape
+    if broadcast:  # v broadcast along the written block's leading axes
+        shape = (1,) * (len(shape) > 0) + shape[1:]
+    return Spec(index_update, [(X, shape)], call=lambda x, v: index_update(x, index, v),
+                name=f"index_update({label}{', broadcast' if broadcast else ''})")
+
+
+SPECS = [_row(label, index) for label, index in INDICES]
+SPECS += [_row(label, index, broadcast=True) for label, index in INDICES[:6]]
+SPECS += [
+    Spec(index_update, [((3,), ())], call=lambda x, v: index_update(x, 1, v),
+         name="index_update(scalar)"),
+    # the view x[:, 1:] of a (2, 3) array, read again from the base
+    Spec(reread, [((2, 2), (2, 3))], call=lambda old, b: reread(old, b, (8, (2, 2), (24, 8), "C"))),
+    Spec(reread, [((3, 2), (2, 3))], call=lambda old, b: reread(old, b, (0, (3, 2), (8, 24), "C")),
+         name="reread(transpose)"),
+    Spec(np.zeros_like, UNARY),
+    Spec(np.ones_like, UNARY),
+    Spec(np.empty_like, UNARY, call=lambda x: _filled(np.empty_like(x)) * x),
+    Spec(np.full_like, [((3,), ()), ((2, 3), ())]),
+]

@@ -1,0 +1,330 @@
+"""NumPy as people write it, differentiated unchanged: arrays built with np.array and its
+kin from tracked parts, writes into arrays (x[i] = v, x += v, out=), lists of tracked
+values given to NumPy's functions, and size-1 outputs. Every function here is plain NumPy
+code (no pb. call inside), checked against finite differences of itself on plain arrays."""
+
+import math
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .rules.test_indexing import INDICES, X
+
+A = np.array([0.3, -0.5, 0.9])
+M = np.arange(1.0, 7.0).reshape(2, 3) / 7.0
+
+
+# ---------------------------------------------------------------------------- construction
+
+@pytest.mark.parametrize("build", [
+    lambda x: np.array(x),
+    lambda x: np.asarray(x),
+    lambda x: np.asanyarray(x),
+    lambda x: np.ascontiguousarray(x.T),
+    lambda x: np.array([x[0], x[1] * x[2], 1.0]),
+    lambda x: np.array([[x[0], 2.0], [x[1], x[2] ** 2]]),
+    lambda x: np.asarray([x, np.ones(3), [1.0, x[0], 2.0]]),
+    lambda x: np.array((x[0], x[1]), dtype=np.float64),
+    lambda x: np.array(x, ndmin=3),
+    lambda x: np.array(x, order="F", copy=True),
+    lambda x: np.asarray(x, dtype=np.float64, copy=False),
+    lambda x: np.array([x[0], 1.0], like=x),
+    lambda x: np.r_[x[0], 1.0, x, [2.0, x[1]]],
+    lambda x: np.c_[x, x ** 2],
+    lambda x: np.hstack(np.reshape(x, (3, 1))),
+    lambda x: np.vstack(x),
+    lambda x: np.column_stack(np.reshape(x, (1, 3))),
+], ids=lambda f: "")
+def test_arrays_built_from_tracked_parts(build):
+    pb.check_grads(lambda x: np.sum(np.sin(build(x))), A, order=2)
+
+
+def test_constructors_keep_numpys_semantics():
+    def f(x):
+        assert np.asarray(x) is x                      # no copy, as for an array
+        assert np.array(x) is not x
+        assert np.array(x, ndmin=2).shape == (1, 3)
+        assert np.array([x[0], 1.0]).dtype == np.float64
+        assert np.asarray(x, dtype=np.float32).dtype == np.float32
+        with pytest.raises(ValueError, match="avoid copy"):
+            np.array([x[0], 1.0], copy=False)
+        assert type(np.array(x, dtype=int)) is np.ndarray   # integers carry no gradient
+        assert type(np.int64(x[2])) is np.int64
+        return np.sum(x * np.int64(x[2] * 10 + 0.5))
+
+    pb.check_grads(f, A)
+
+
+def test_plain_calls_go_to_numpy():
+    assert np.array([1, 2]).dtype == np.array([1, 2], dtype=None).dtype
+    assert np.asarray([1.0]).flags.writeable and not np.array(1.0).shape
+    with pytest.raises(ValueError):
+        np.array([[1.0], [1.0, 2.0]])          # NumPy's own error for ragged lists
+    assert pb.registered_rules() and np.sum.__wrapped__ is not None
+
+
+def test_scipy_rosen_equals_its_hand_written_derivatives():
+    optimize = pytest.importorskip("scipy.optimize")
+    x = np.array([1.3, 0.7, 0.8, 1.9, 1.2])
+    np.testing.assert_allclose(pb.grad(optimize.rosen)(x), optimize.rosen_der(x), rtol=1e-12)
+    np.testing.assert_allclose(pb.hessian(optimize.rosen)(x), optimize.rosen_hess(x),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_calls_that_cannot_be_intercepted_name_the_fix():
+    with pytest.raises(TypeError, match=r"np.dot\(A, x\) or A @ x"):
+        pb.grad(lambda x: np.sum(np.ones((2, 3)).dot(x)))(A)
+    with pytest.raises(TypeError, match="math.exp.*np.exp"):
+        pb.grad(lambda x: math.exp(x[0]))(A)
+
+    def into_plain(x):
+        a = np.zeros(3)
+        a[:] = x
+        return np.sum(a)
+
+    with pytest.raises((TypeError, ValueError)) as info:
+        pb.grad(into_plain)(A)
+    chain = [info.value, info.value.__context__, info.value.__cause__]
+    assert any("np.zeros_like(x)" in str(e) for e in chain if e is not None)
+
+
+# ---------------------------------------------------------------------------- writes
+
+@pytest.mark.parametrize("label,index", INDICES, ids=[label for label, _ in INDICES])
+def test_setitem_of_every_index_form(label, index):
+    def f(x, v):
+        y = x * 1.0
+        y[index] = v * v
+        return np.sum(np.sin(y) * x)
+
+    v = np.random.default_rng(0).uniform(0.5, 1.5, np.empty(X)[index].shape)
+    x = np.random.default_rng(1).uniform(-1.0, 1.0, X)
+    pb.check_grads(f, x, v, order=2)
+
+
+def test_setitem_broadcasts_and_takes_plain_values():
+    def f(x):
+        y = x * np.ones((2, 3))
+        y[:, 1] = x[0] * x[2]                 # the issue's example
+        y[0] = 5.0
+        y[y > 0.6] = 0.0
+        y[..., ::2] = x[:2, None]             # broadcast along the last axis
+        y[[1, 1], [0, 0]] = [x[0], x[1]]      # a repeated index: the last write wins
+        return np.sum(y ** 3)
+
+    pb.check_grads(f, A, order=2)
+
+
+def test_in_place_operators():
+    def f(x):
+        y = x * 1.0
+        alias = y                             # NumPy: every name for y sees the writes
+        y += x
+        y -= 1.0
+        y *= x
+        y /= 3.0
+        y **= 2.0
+        y[1:] += x[:-1]                       # __setitem__ of an in-place result
+        m = np.outer(y, x)
+        m @= np.eye(3) + 0.5
+        assert alias is y
+        return np.sum(m) + np.sum(alias)
+
+    pb.check_grads(f, A, order=2)
+
+
+def test_earlier_values_keep_what_they_saved():
+    def f(x):
+        y = np.sin(x)
+        z = y * y                             # recorded before the write
+        y[0] = 2.0 * x[1]
+        w = y * y
+        y += 1.0
+        return np.sum(z) + np.sum(w * x) + np.sum(y)
+
+    pb.check_grads(f, A, order=2)
+
+
+@pytest.mark.parametrize("buffer", [
+    np.zeros_like, np.ones_like, np.empty_like, lambda x: np.full_like(x, 2.0),
+    lambda x: x.copy(), np.copy, np.array,
+], ids=["zeros_like", "ones_like", "empty_like", "full_like", "copy", "np.copy", "array"])
+def test_buffers_filled_in_a_loop(buffer):
+    def f(x):
+        out = buffer(x)
+        for i in range(len(x)):
+            out[i] = np.sin(x[i]) * x[i - 1]
+        return np.sum(out ** 2)
+
+    pb.check_grads(f, A, order=2)
+
+
+def test_buffer_rows_and_a_tracked_fill_value():
+    def f(x):
+        out = np.empty_like(x * M)
+        for i in range(2):
+            out[i] = x * (i + 1.0)
+        return np.sum(out ** 2) + np.sum(np.full_like(x, x[0] ** 2))
+
+    pb.check_grads(f, A, order=2)
+
+
+def test_writes_through_views_change_the_base():
+    def f(x):
+        y = x * np.ones((2, 3))
+        v = y[:, 1:]
+        v[0] = x[1:] ** 2                     # NumPy: y changes too
+        v *= 3.0
+        v[1, 0] = 7.0
+        total = np.sum(v)
+        t = y.T
+        t[0] = x[:2]
+        total = total + np.sum(t)
+        y.reshape(6)[::2] *= x[0]
+        return np.sum(y ** 3) + total
+
+    pb.check_grads(f, A, order=2)
+    np.testing.assert_allclose(pb.value_and_grad(f)(A)[0], f(A.copy()))
+
+
+def test_writes_into_inputs_and_nested_derivatives():
+    def f(x):
+        x[0] = x[1] * x[2]
+        x += 1.0
+        return np.sum(x ** 3)
+
+    pb.check_grads(f, A, order=2)
+    np.testing.assert_allclose(pb.hessian(f)(A), pb.jacobian(pb.grad(f))(A))
+    np.testing.assert_allclose(pb.jacobian(lambda x: (x[0:1].__setitem__(0, 1.0), x)[1])(A),
+                               np.diag([0.0, 1.0, 1.0]))  # x[0:1] is a view of x
+
+
+def test_write_errors():
+    with pytest.raises(ValueError, match="read-only"):
+        pb.grad(lambda x: (np.broadcast_to(x, (2, 3)).__setitem__(0, 1.0), 0.0)[1])(A)
+    w = pb.param(A.copy())
+    with pytest.raises(TypeError, match="param.*no_grad"):
+        w[0] = 1.0
+    with pytest.raises(TypeError, match="param"):
+        w += 1.0
+    with pytest.raises(TypeError, match="tracked value"):
+        pb.grad(lambda x: (x.__setitem__(x[0], 1.0), np.sum(x))[1])(A)
+
+
+def test_a_param_changes_in_place_inside_no_grad():
+    w = pb.param(np.array([1.0, 2.0]))
+    np.sum(w ** 2).backward()
+    with pb.no_grad():
+        w -= 0.25 * w.grad
+        w[0] = 3.0
+    assert isinstance(w, pb.Param)
+    np.testing.assert_array_equal(w.value, [3.0, 1.0])
+    w.grad = np.zeros(2)
+    np.sum(w ** 2).backward()
+    np.testing.assert_array_equal(w.grad, [6.0, 2.0])
+
+
+# ---------------------------------------------------------------------------- lists
+
+@pytest.mark.parametrize("f", [
+    lambda a: np.sum([1.0, a * a, 2.0]),
+    lambda a: np.mean([np.sin(a), a ** 2, np.cos(a)]),
+    lambda a: np.max([a, 2 * a]),
+    lambda a: np.std([a, a ** 2, 1.0]),
+    lambda a: np.var([[a, 1.0], [a ** 3, 2.0]], axis=0)[0],
+    lambda a: np.linalg.norm([a, 3.0]),
+    lambda a: np.prod((a, a + 1.0, 2.0)),
+    lambda a: np.dot([a, 2.0, 1.0], [a, 1.0, np.exp(a)]),
+    lambda a: np.sum(np.matmul([[a, 1.0], [2.0, a]], np.array([a, 1.0]))),
+    lambda a: np.sum(np.concatenate([[a, 1.0], np.ones(2), [a ** 2]])),
+    lambda a: np.sum(np.concatenate([np.ones(2) * a, [a ** 2, 1.0]]) ** 2),
+    lambda a: np.sum(np.where([True, False], [a, 1.0], [2.0, a * a])),
+], ids=lambda f: "")
+def test_numpy_functions_take_lists_holding_tracked_values(f):
+    pb.check_grads(f, 0.7, order=2)
+
+
+def test_a_mean_of_per_batch_losses():
+    batches = [np.array([1.0, 2.0]), np.array([0.5, -1.0]), np.array([3.0, 0.0])]
+
+    def loss(w, b):
+        return np.sum((w * b - 1.0) ** 2)
+
+    pb.check_grads(lambda w: np.mean([loss(w, b) for b in batches]), A[:2], order=2)
+
+
+def test_a_list_given_to_a_function_without_a_rule_says_so():
+    with pytest.raises(pb.NoRuleError, match="np.histogram"):
+        pb.grad(lambda a: np.sum(np.histogram([a, 1.0])[0]))(0.5)
+    # a ufunc given only lists: NumPy converts them in C, with no hook
+    with pytest.raises(TypeError, match=r"np.array\(\[x, 1.0\]\) first"):
+        pb.grad(lambda a: np.sum(np.multiply([a, 1.0], 2.0)))(0.5)
+
+
+# ---------------------------------------------------------------------------- out=
+
+def test_out_into_tracked_arrays():
+    def f(x):
+        y = np.zeros_like(x)
+        np.add(x, 1.0, out=y)                 # a ufunc
+        np.arctan(y, y)                       # out given positionally
+        s = np.zeros_like(x[0])
+        np.sum(x ** 2, out=s)                 # a reduction
+        w = np.zeros_like(x[:2])
+        np.dot(M, x * y, out=w)               # np.dot
+        return np.sum(y ** 2) + s + np.sum(w ** 2)
+
+    pb.check_grads(f, A, order=2)
+
+
+def test_out_into_a_plain_array_is_refused():
+    with pytest.raises(TypeError, match="existing plain array.*a = a \\+ t"):
+        pb.grad(lambda x: np.sum(np.add(x, 1.0, out=np.zeros(3))))(A)
+
+
+# ---------------------------------------------------------------------------- size-1 outputs
+
+def test_size_one_outputs_are_scalars():
+    def f(x):
+        return x[:1] ** 2 * x[1]              # shape (1,)
+
+    pb.check_grads(lambda x: f(x)[0], A)
+    np.testing.assert_allclose(pb.grad(f)(A), pb.grad(lambda x: f(x)[0])(A))
+    w = pb.param(A.copy())
+    np.reshape(np.sum(w ** 2), (1, 1)).backward()
+    np.testing.assert_allclose(w.grad, 2 * A)
+    with pytest.raises(pb.LossError):
+        pb.grad(lambda x: x[:1] * np.inf)(A)
+    with pytest.raises(TypeError, match="shape \\(2,\\)"):
+        pb.grad(lambda x: x[:2])(A)
+
+
+def test_a_gradient_through_writes_leaves_no_reference_cycles():
+    import gc
+
+    def f(x):
+        y = x * 1.0
+        y[0] = x[1] ** 2
+        y += 1.0
+        return np.sum(y ** 2)
+
+    for fn in (pb.grad(f), pb.hessian(f), pb.grad(lambda x: np.sum(np.tanh(x) ** 2))):
+        fn(A)
+        gc.collect()
+        gc.disable()
+        try:
+            fn(A)
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
+
+
+def test_writes_in_the_tracker_face():
+    w = pb.param(np.array([1.0, 2.0, 3.0]))
+    h = w * 1.0
+    h[0] = w[1] * w[2]
+    h *= w
+    np.sum(h).backward()   # w0 w1 w2 + w1^2 + w2^2
+    np.testing.assert_allclose(w.grad, [6.0, 7.0, 8.0])
