@@ -98,7 +98,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or c is Tracked:
+            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -316,7 +316,8 @@ def _sum_kept(ct, axes):
 def strip(x):
     """``x`` without the boxes of finished computations (and of the top-level Tracker
     level): what a transform hands back once its own level has ended."""
-    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels):
+    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels
+                                      and x.level > 0):  # a pb.jit trace's box stays
         x = x.value
     return x
 
@@ -332,6 +333,12 @@ def writeable(ct):
 def as_result(ct, x):
     """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
+    if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
+        x = x.value
+    if isinstance(ct, Tracked) and ct.level < 0:
+        dtype = x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(type(x))
+        ct = np.astype(ct, dtype, copy=False)
+        return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
     if isinstance(x, np.ndarray):
@@ -402,7 +409,8 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
         )
-    if losscheck and not math.isfinite(float(v)):
+    # under pb.jit the check is on the traced value, a guard of the recorded program
+    if losscheck and not (np.isfinite(v) if isinstance(v, Tracked) else math.isfinite(v)):
         raise LossError(
             f"pullback: the loss of {fname} is {float(v)}; find where it stops being finite, "
             "or pass losscheck=False to differentiate it anyway"
