@@ -156,6 +156,15 @@ class Traced(Tracked):
     def astype(self, dtype, **kwargs):
         return _record(self, _astype, (self, dtype), kwargs)
 
+    # the boolean and integer operators (tracked values carry no such results)
+    __and__ = lambda self, other: np.bitwise_and(self, other)  # noqa: E731
+    __rand__ = lambda self, other: np.bitwise_and(other, self)  # noqa: E731
+    __or__ = lambda self, other: np.bitwise_or(self, other)  # noqa: E731
+    __ror__ = lambda self, other: np.bitwise_or(other, self)  # noqa: E731
+    __xor__ = lambda self, other: np.bitwise_xor(self, other)  # noqa: E731
+    __rxor__ = lambda self, other: np.bitwise_xor(other, self)  # noqa: E731
+    __invert__ = lambda self: np.invert(self)  # noqa: E731
+
     # Python decisions: each is a guard of the program
     def __bool__(self):
         return _guard(self, "bool", bool(self.value))
@@ -193,8 +202,14 @@ class Traced(Tracked):
 # ---------------------------------------------------------------------------- the program
 
 _OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/",
-              np.power: "**", np.matmul: "@", np.floor_divide: "//", np.remainder: "%"}
-_UNARY = {np.negative: "-", np.positive: "+"}
+              np.power: "**", np.matmul: "@", np.floor_divide: "//", np.remainder: "%",
+              np.bitwise_and: "&", np.bitwise_or: "|", np.bitwise_xor: "^",
+              np.greater: ">", np.less: "<", np.greater_equal: ">=", np.less_equal: "<=",
+              np.equal: "==", np.not_equal: "!="}
+_UNARY = {np.negative: "-", np.positive: "+", np.invert: "~"}
+_REDUCE = {np.sum: "np.add.reduce", np.max: "np.maximum.reduce", np.amax: "np.maximum.reduce",
+           np.min: "np.minimum.reduce", np.amin: "np.minimum.reduce",
+           np.all: "np.logical_and.reduce", np.any: "np.logical_or.reduce"}
 _MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft))
 
 
@@ -302,11 +317,51 @@ class _Source:
             return f"{self.expr(args[0])} {_OPERATORS[func]} {self.expr(args[1])}"
         if not kwargs and arrays and len(args) == 1 and func in _UNARY:
             return f"{_UNARY[func]}{self.expr(args[0])}"
+        fast = self.fast(func, args, kwargs)
+        if fast is not None:
+            return fast
         name = _func_name(func)
         if name is None:
             name = self.const(func, _short(func))
         parts = [self.expr(a) for a in args] + [f"{k}={self.expr(v)}" for k, v in kwargs.items()]
         return f"{name}({', '.join(parts)})"
+
+    def fast(self, func, args, kwargs):
+        """The same call through a cheaper door, for an ndarray first argument: the
+        ufunc's reduce for np.sum and np.max (no Python layer), ``.T`` for a 2-d
+        swapaxes, the ``.reshape`` method."""
+        first = args[0] if args else None
+        value = first.value if isinstance(first, Traced) else None
+        if type(value) is not np.ndarray or value.ndim == 0:
+            return None
+        a = self.expr(first)
+        if func in _REDUCE and len(args) <= 2 and set(kwargs) <= {"axis", "keepdims", "dtype"}:
+            kw = {"axis": None, **kwargs}  # the reduce's own default axis is 0
+            if len(args) == 2:
+                kw["axis"] = args[1]
+            if kw.get("dtype", None) is None:
+                kw.pop("dtype", None)
+            if func is not np.sum and "dtype" in kw:
+                return None
+            parts = "".join(f", {k}={self.expr(v)}" for k, v in kw.items())
+            return f"{_REDUCE[func]}({a}{parts})"
+        if (func is np.mean and len(args) == 1 and set(kwargs) <= {"axis", "keepdims", "dtype"}
+                and kwargs.get("dtype") is None and value.dtype in (np.float64, np.float32)):
+            # np.mean's own steps for these dtypes: the sum, divided by the count
+            axis = kwargs.get("axis")
+            axes = range(value.ndim) if axis is None else (
+                axis if isinstance(axis, tuple) else (axis,))
+            count = int(np.prod([value.shape[i] for i in axes]))
+            keep = f", keepdims={self.expr(kwargs['keepdims'])}" if "keepdims" in kwargs else ""
+            return f"np.add.reduce({a}, axis={self.expr(axis)}{keep}) / {count}"
+        if (func is np.swapaxes and value.ndim == 2 and not kwargs and len(args) == 3
+                and {args[1], args[2]} in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1})
+                and args[1] != args[2]) or (func is np.transpose and len(args) == 1
+                                            and kwargs.get("axes") is None):
+            return f"{a}.T"
+        if func is np.reshape and len(args) == 2 and not kwargs:
+            return f"{a}.reshape({self.expr(args[1])})"
+        return None
 
     def output(self, x, out_def):
         """The return expression: the output's pytree as literals around the leaves."""
