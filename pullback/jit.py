@@ -728,7 +728,15 @@ class Jitted:
                     "decision in NumPy (np.where).", RuntimeWarning, stacklevel=3)
             return self._f(*args, **kwargs), None
         self.traces += 1
-        out, program = self._trace(args, kwargs)
+        program = self._trace(args, kwargs)
+        # the first result is the program's too: the same fresh arrays as every replay
+        out = program.run(*inputs)
+        if out is RETRACE:
+            raise RuntimeError(
+                f"pullback: pb.jit({self._fname}) took a different path on the same "
+                "arguments twice (it depends on state other than its arguments: a global "
+                "counter, the clock); pass that state as an argument"
+            )
         self._programs.setdefault(key, []).append(program)
         return out, program
 
@@ -786,7 +794,7 @@ class Jitted:
         while name in used:
             name = f"_{name}"
         source, run, keep = _emit(name, trace, _unique(params), outs, out_def)
-        return tree_unflatten(out_def, [_raw(o) for o in outs]), _Program(source, run, keep)
+        return _Program(source, run, keep)
 
 
 def _unique(params):
