@@ -19,8 +19,8 @@ from .extend import (
     stop_gradient,
     ufunc_method,
 )
-from .optimize import minimize
 from .jit import Jitted, jit
+from .optimize import minimize
 from .registry import (
     LossError,
     NestedDifferentiationError,

@@ -299,13 +299,14 @@ def _binary(func, a, b):
 def _call_plain(func, args, kwargs):
     args = [map_boxes(a, plain) for a in args]
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
-    if getattr(func, "_pb_primitive", False):
-        return func._pb_body(*args, **kwargs)
+    if getattr(func, "_pb_primitive", False):  # pb.jit records a primitive as one call
+        return run_primitive(func._pb_body, args, kwargs)
     if func is getitem:
         return args[0][args[1]]
     return func(*args, **kwargs)
 
 
+run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py replaces it
 _IN_PLACE = frozenset(f for f in (
     np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
     if f is not None)

@@ -19,6 +19,7 @@ import itertools
 import keyword
 import linecache
 import operator
+import sys
 import types
 import warnings
 from collections.abc import Callable
@@ -79,14 +80,17 @@ def _trace_of(box):
 _SCALARS = (np.ndarray, np.generic, bool, int, float, complex)
 
 
+class _Untraceable(Exception):
+    """Raised inside a trace that met what a program cannot replay (a write into an array
+    in place): that call runs eagerly instead, and so do later calls of its structure."""
+
+
 def _record(box, func, args, kwargs):
     """Call ``func`` on the values under the traced boxes and record the call."""
     trace = _trace_of(box)
-    if kwargs.get("out") is not None:
-        raise TypeError(
-            f"pullback: pb.jit cannot record {getattr(func, '__name__', func)}(..., out=...), "
-            "which writes into an existing array; use the result instead of out="
-        )
+    if kwargs.get("out") is not None or getattr(func, "__name__", None) == "at" or (
+            func in core._IN_PLACE):
+        raise _Untraceable(f"{getattr(func, '__name__', func)} writes into an array in place")
     args = tuple(map_boxes(a, plain) for a in args)  # finished boxes are constants
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
     out = func(*[map_boxes(a, _raw) for a in args],
@@ -119,6 +123,18 @@ def _astype(x, dtype, **kwargs):
     return x.astype(dtype, **kwargs)
 
 
+def _run_primitive(body, args, kwargs):
+    """A ``pb.primitive``'s body on traced values: one recorded call (core's hook)."""
+    for x in tree_flatten((list(args), kwargs))[0]:
+        if isinstance(x, Traced):
+            return _record(x, body, args, kwargs)
+    return body(*args, **kwargs)
+
+
+core: Any = sys.modules[Tracked.__module__]  # core.py, whose hook this is
+core.run_primitive = _run_primitive
+
+
 def _guard(box, kind, value):
     _trace_of(box).events.append((box, kind, value))
     return value
@@ -147,11 +163,7 @@ class Traced(Tracked):
         return _record(self, getitem, (self, index), {})
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            "pullback: pb.jit traces arrays as values, so x[index] = v on an argument (or "
-            "on an array computed from one) cannot be recorded. Build the result out of "
-            "place (np.where, np.concatenate), or call the function without pb.jit."
-        )
+        raise _Untraceable("x[index] = v writes into a traced array in place")
 
     def astype(self, dtype, **kwargs):
         return _record(self, _astype, (self, dtype), kwargs)
@@ -191,6 +203,8 @@ class Traced(Tracked):
         value = np.array(self.value, dtype=dtype)
         _guard(self, ("array", value.dtype), value.copy())
         return value
+
+    flags = property(lambda self: np.asarray(self.value).flags)
 
     def __format__(self, spec):
         return format(self.value, spec)
@@ -508,7 +522,7 @@ def _same(a, b):
     return a == b or (a != a and b != b)
 
 
-_HELPERS = {"_same_array": _same_array, "_same": _same}
+_HELPERS: dict[str, Any] = {"_same_array": _same_array, "_same": _same}
 
 
 def _guard_lines(src, name, kind, expected):
@@ -559,6 +573,9 @@ class _Program:
 
     def __init__(self, source, run, keep):
         self.source, self.run, self.keep = source, run, keep
+
+
+_EAGER = _Program("", None, None)  # a structure that runs eagerly
 
 
 class _Captured:
@@ -715,6 +732,8 @@ class Jitted:
         programs = self._programs.get(key)
         if programs is not None:
             for program in programs:
+                if program is _EAGER:
+                    return self._f(*args, **kwargs), None
                 out = program.run(*inputs)
                 if out is not RETRACE:
                     return out, program
@@ -728,15 +747,25 @@ class Jitted:
                     "decision in NumPy (np.where).", RuntimeWarning, stacklevel=3)
             return self._f(*args, **kwargs), None
         self.traces += 1
-        program = self._trace(args, kwargs)
+        try:
+            program = self._trace(args, kwargs)
+        except _Untraceable as why:
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) cannot record this call ({why}); calls "
+                "with these shapes run eagerly. Write the update out of place (np.where, "
+                "np.concatenate) to jit it.", RuntimeWarning, stacklevel=3)
+            self._programs[key] = [_EAGER]
+            return self._f(*args, **kwargs), None
         # the first result is the program's too: the same fresh arrays as every replay
         out = program.run(*inputs)
-        if out is RETRACE:
-            raise RuntimeError(
-                f"pullback: pb.jit({self._fname}) took a different path on the same "
-                "arguments twice (it depends on state other than its arguments: a global "
-                "counter, the clock); pass that state as an argument"
-            )
+        if out is RETRACE:  # not replayable even on the arguments it was traced on
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) recorded a program that does not replay "
+                "its own arguments (a decision on state other than them, or a library that "
+                "reads arrays outside NumPy's protocols); calls with these shapes run "
+                "eagerly", RuntimeWarning, stacklevel=3)
+            self._programs[key] = [_EAGER]
+            return self._f(*args, **kwargs), None
         self._programs.setdefault(key, []).append(program)
         return out, program
 
