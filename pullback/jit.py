@@ -491,7 +491,8 @@ def _emit(fname, trace, params, outs, out_def):
     defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]
     head = ", ".join([n for n, _ in params] + ([f"*, {', '.join(f'{n}={n}' for n in defaults)}"]
                                                if defaults else []))
-    body = "\n".join(f"    {line}" for line in lines + [f"return {ret}"])
+    notes = [f"# {n}: {_describe(src.namespace[n])}" for n in defaults]
+    body = "\n".join(f"    {line}" for line in notes + lines + [f"return {ret}"])
     source = f"def {fname}({head}):\n{body}\n"
     filename = f"<pb.jit {fname} #{-trace.level}>"
     code = compile(source, filename, "exec")
@@ -500,6 +501,17 @@ def _emit(fname, trace, params, outs, out_def):
     namespace.update(_HELPERS)
     exec(code, namespace)
     return source, namespace[fname], src.keep
+
+
+def _describe(x):
+    """A constant parameter, in a comment of the program."""
+    if isinstance(x, np.ndarray):
+        if x.size <= 4:
+            return " ".join(repr(x).split())
+        return f"a {x.dtype} array of shape {x.shape}"
+    if isinstance(x, np.generic):
+        return repr(x)
+    return getattr(x, "__qualname__", None) or repr(x)
 
 
 def _mapped(x, rep):
@@ -676,7 +688,13 @@ def _names(f, args, kwargs):
 
 
 class Jitted:
-    """A function replayed from generated NumPy source; made by ``pb.jit``."""
+    """A function replayed from generated NumPy source; made by ``pb.jit``. ``traces``
+    counts the traces it has run.
+
+    >>> step = pb.jit(np.tanh)
+    >>> step(np.zeros(2)), step(np.ones(2)).round(3), step.traces
+    (array([0., 0.]), array([0.762, 0.762]), 1)
+    """
 
     def __init__(self, f: Callable[..., Any]) -> None:
         functools.update_wrapper(self, f)
@@ -700,7 +718,7 @@ class Jitted:
         def _lambda(x):
             sin_1 = np.sin(x)
             multiply_2 = sin_1 * 2.0
-            sum_3 = np.sum(multiply_2)
+            sum_3 = np.add.reduce(multiply_2, axis=None)
             return sum_3
         <BLANKLINE>
         """

@@ -265,3 +265,14 @@ def test_outputs_are_fresh_arrays_and_the_source_is_readable():
 def test_jit_inside_a_transform_runs_the_function():
     f = pb.jit(lambda x: np.sum(np.sin(x)))
     _same(pb.grad(f)(np.ones(2)), np.cos(np.ones(2)))
+
+
+def test_the_readme_shows_the_source_as_it_prints(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme[readme.index("## pb.jit"):]
+    code = section.split("```python\n")[1].split("```")[0]
+    shown = section.split("```python\n")[2].split("```")[0]
+    exec(code, {"np": np, "pb": pb})
+    assert capsys.readouterr().out == shown + "\n"
