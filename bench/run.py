@@ -30,7 +30,7 @@ from bench.workloads import CHAIN_OPS, TRAIN_STEPS, WORKLOADS  # noqa: E402
 OUT = ROOT / "bench" / "out"
 GRAPH_LIBS = ("pullback", "autograd", "mygrad", "torch")
 NAMES = {
-    "pullback": "pullback", "pullback_fn": "pullback (functional)",
+    "pullback": "pullback", "pullback_fn": "pullback (functional)", "pullback_jit": "pullback.jit",
     "numpy": "hand-written NumPy", "autograd": "autograd", "mygrad": "MyGrad",
     "torch": "PyTorch eager", "jax": "JAX eager", "jax_jit": "jax.jit",
 }

@@ -25,6 +25,7 @@ from .extend import (
     ufunc_method,
 )
 from .guard import held_by
+from .jit import Jitted, jit
 from .optimize import minimize
 from .registry import (
     LossError,
@@ -42,7 +43,7 @@ from .tree import tree_flatten, tree_map, tree_unflatten
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp",
+    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp", "jit", "Jitted",
     "checkpoint", "hook", "stop_gradient", "nobacksies",
     "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
     "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",

@@ -103,7 +103,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or c is Tracked:
+            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -338,7 +338,8 @@ def _version(a, seq):
 def strip(x):
     """``x`` without the boxes of finished computations (and of the top-level Tracker
     level): what a transform hands back once its own level has ended."""
-    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels):
+    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels
+                                      and x.level > 0):  # a pb.jit trace's box stays
         x = x.value
     return x
 
@@ -354,6 +355,14 @@ def writeable(ct):
 def as_result(ct, x):
     """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
+    if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
+        x = x.value
+    if isinstance(ct, Tracked) and ct.level < 0:
+        if isinstance(x, np.ndarray) and not isinstance(ct.value, np.ndarray):
+            ct = np.reshape(np.atleast_1d(ct), x.shape)  # a 0-d array for a 0-d array
+        dtype = x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(type(x))
+        ct = np.astype(ct, dtype, copy=False)
+        return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
     if isinstance(x, np.ndarray):
@@ -435,7 +444,7 @@ def scalar_seed(y, fname, losscheck):
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite."""
     v = plain(y)
-    if not isinstance(v, (np.ndarray, np.generic, numbers.Number)):
+    if not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
         raise TypeError(
@@ -453,7 +462,9 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
         )
-    if losscheck and not math.isfinite(np.ravel(v)[0]):
+    # under pb.jit the check is on the traced value, a guard of the recorded program
+    if losscheck and not (np.isfinite(v) if isinstance(v, Tracked)
+                          else math.isfinite(np.ravel(v)[0])):
         raise LossError(
             f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
             "finite, or pass losscheck=False to differentiate it anyway"

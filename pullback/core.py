@@ -40,7 +40,8 @@ from .registry import (
 _level_ids = itertools.count(1)
 _seq = itertools.count()
 # Levels whose computation is still running, with their kind. Level 0 is the Tracker
-# level of ``param`` values made outside any transform: it never ends.
+# level of ``param`` values made outside any transform: it never ends. Levels below 0 are
+# pb.jit's traces (jit.py): never live and never stripped (``plain`` keeps their boxes).
 live_levels = {0: "tracker"}
 watching = 0  # how many threads have a watch set: record reads this, not the thread's state
 
@@ -124,8 +125,8 @@ class no_grad:
 # ---------------------------------------------------------------------------- looking through boxes
 
 def plain(x):
-    """The plain value under every box."""
-    while isinstance(x, Tracked):
+    """The plain value under every box (but a pb.jit trace's)."""
+    while isinstance(x, Tracked) and x.level >= 0:
         x = x.value
     return x
 
@@ -149,7 +150,7 @@ def map_boxes(x, open_box):
 
 
 def _live_box(x):
-    while isinstance(x, Tracked) and x.level not in live_levels:
+    while isinstance(x, Tracked) and x.level not in live_levels and x.level >= 0:
         x = x.value
     return x
 
@@ -313,7 +314,7 @@ def _binary(func, a, b):
         return apply(func, (a, b), {})
     la = a.level if isinstance(a, Tracked) else -1
     lb = b.level if isinstance(b, Tracked) else -1
-    if (la >= 0 and la not in live_levels) or (lb >= 0 and lb not in live_levels):
+    if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
     # a plain array or an input's value stays read-only while the node needs it (guard.py;
     # a transform's inputs are held by its level already)
@@ -336,13 +337,14 @@ def _binary(func, a, b):
 def _call_plain(func, args, kwargs):
     args = [map_boxes(a, plain) for a in args]
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
-    if getattr(func, "_pb_primitive", False):
-        return func._pb_body(*args, **kwargs)
+    if getattr(func, "_pb_primitive", False):  # pb.jit records a primitive as one call
+        return run_primitive(func._pb_body, args, kwargs)
     if func is getitem:
         return args[0][args[1]]
     return func(*args, **kwargs)
 
 
+run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py replaces it
 _IN_PLACE = frozenset(f for f in (
     np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
     if f is not None)
@@ -407,11 +409,8 @@ def _operator(func, reflected=False):
     return operator
 
 
-def _comparison(func):
-    def comparison(self, other):
-        return func(plain(self), plain(other))
-
-    return comparison
+def _comparison(func):  # not differentiable: a plain boolean result
+    return lambda self, other: func(plain(self), plain(other))
 
 
 class Tracked(ArrayMethods):
@@ -510,8 +509,8 @@ class Tracked(ArrayMethods):
         return f"Tracked({plain(self)!r}, level={self.level})"
 
     def __getitem__(self, index):
-        if isinstance(index, Tracked) or type(index) is tuple and any(
-                isinstance(i, Tracked) for i in index):
+        if any(isinstance(i, Tracked) and i.level >= 0  # pb.jit traces indices too
+               for i in (index if type(index) is tuple else (index,))):
             raise TypeError(
                 "pullback: an index must be a plain integer, slice or array, not a tracked "
                 "value; build indices from plain values (np.argmax(x) is plain already)"

@@ -5,10 +5,11 @@ timed) and ``to_numpy(result)`` turns its result into a list of ndarrays for the
 against pullback. This module imports no library, so the driver can read the tables.
 """
 
-LIBS = ("pullback", "numpy", "autograd", "mygrad", "torch", "jax", "jax_jit")
+LIBS = ("pullback", "pullback_jit", "numpy", "autograd", "mygrad", "torch", "jax", "jax_jit")
 
 MODULES = {
     "pullback": "pullback_lib", "pullback_fn": "pullback_lib", "numpy": "numpy_lib",
+    "pullback_jit": "pullback_jit_lib",
     "autograd": "autograd_lib", "mygrad": "mygrad_lib", "torch": "torch_lib",
     "jax": "jax_lib", "jax_jit": "jax_lib",
 }

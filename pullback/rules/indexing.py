@@ -13,7 +13,7 @@ from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of
 
 
 def _plain_item(i):
-    if isinstance(i, Tracked):
+    if isinstance(i, Tracked) and i.level >= 0:  # pb.jit traces indices (levels below 0)
         raise TypeError(
             "pullback: an index must be a plain integer, slice or array, not a tracked "
             "value; use np.argmax/np.argsort or i.value to build indices"

@@ -38,8 +38,9 @@ scipy.integrate.odeint = odeint
 
 def _first_order(*values):
     for v in values:
-        if isinstance(v, Tracked) or (
-                isinstance(v, tuple) and any(isinstance(a, Tracked) for a in v)):
+        # (a level below 0 is pb.jit's trace, which records the plain run as it is)
+        if isinstance(v, Tracked) and v.level >= 0 or (isinstance(v, tuple) and any(
+                isinstance(a, Tracked) and a.level >= 0 for a in v)):
             raise NoRuleError(
                 "pullback: the rule of scipy.integrate.odeint is first order only (its "
                 "pullback runs odeint on plain values); differentiate it once")

@@ -1,0 +1,903 @@
+"""``pb.jit``: run a function once per input structure with its arrays traced, and replay
+what it did as generated NumPy source.
+
+The trace boxes every array argument as a ``Traced`` value at a level below 0 (core.py:
+such levels are never live and never stripped). Every NumPy call that meets a traced value
+and no live tracked value lands here and is recorded as one node: the function, its
+arguments (constants or other nodes) and its keywords. A call that meets live tracked
+values as well (the forward pass inside ``pb.grad``) is dispatched by the engine as usual,
+and the rule's own NumPy calls on the values below, traced ones, are recorded: so
+``jit(value_and_grad(f))`` records forward and backward pass as one straight-line program.
+Every Python decision on a traced value (``bool``, ``float``, ``int``, ``.item()``,
+``np.asarray``) is a guard of the program, checked on every replay.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import keyword
+import linecache
+import operator
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .core import Tracked, apply, map_boxes, plain, top_level
+from .registry import getitem
+from .tree import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "Jitted"]
+
+MAX_TRACES = 8  # per jitted function; past it, calls that need a new trace run eagerly
+
+_trace_ids = itertools.count(1)
+_traces: dict[int, _Trace] = {}  # the traces running now, by level
+
+
+class _Retrace:
+    """What a program returns when one of its guards fails: trace that path again."""
+
+    def __repr__(self):
+        return "RETRACE"
+
+
+RETRACE = _Retrace()
+
+
+class _Trace:
+    """One run of a function with its arrays traced: the nodes and guards in order."""
+
+    def __init__(self):
+        self.level = -1 - next(_trace_ids)  # -1 means "not tracked" in core._binary
+        self.events: list[Any] = []  # Traced nodes, and guards (box, kind, expected)
+
+
+def _raw(x):
+    while isinstance(x, Tracked):
+        x = x.value
+    return x
+
+
+def _has_live(args, kwargs):
+    return top_level((args, tuple(kwargs.values())))[0] >= 0
+
+
+def _trace_of(box):
+    trace = _traces.get(box.level)
+    if trace is None:
+        raise RuntimeError(
+            "pullback: a value traced by pb.jit was used after its trace ended (it was "
+            "stored outside the function, in a global or an attribute); return it instead"
+        )
+    return trace
+
+
+_SCALARS = (np.ndarray, np.generic, bool, int, float, complex)
+
+
+class _Untraceable(Exception):
+    """Raised inside a trace that met what a program cannot replay (a write into an array
+    in place): that call runs eagerly instead, and so do later calls of its structure."""
+
+
+def _record(box, func, args, kwargs):
+    """Call ``func`` on the values under the traced boxes and record the call."""
+    trace = _trace_of(box)
+    if kwargs.get("out") is not None or getattr(func, "__name__", None) == "at" or (
+            func in core._IN_PLACE):
+        raise _Untraceable(f"{getattr(func, '__name__', func)} writes into an array in place")
+    args = tuple(map_boxes(a, plain) for a in args)  # finished boxes are constants
+    kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
+    out = func(*[map_boxes(a, _raw) for a in args],
+               **{k: map_boxes(v, _raw) for k, v in kwargs.items()})
+    return _wrap(trace, out, (func, args, kwargs), args)
+
+
+def _wrap(trace, out, node, args):
+    if isinstance(out, _SCALARS):
+        for a in args:  # the function handed back its input (astype to the same dtype)
+            if isinstance(a, Traced) and a.value is out:
+                return a
+        box = Traced(out, trace.level, node)
+        trace.events.append(box)
+        return box
+    if isinstance(out, (tuple, list)):  # several outputs: a hub and one item per output
+        hub = Traced(out, trace.level, node)
+        trace.events.append(hub)
+        items = [_wrap(trace, o, (getitem, (hub, i), {}), ()) for i, o in enumerate(out)]
+        return type(out)(*items) if hasattr(type(out), "_fields") else type(out)(items)
+    return out  # None, a dtype, a string: the same on every call of this structure
+
+
+# functions whose result depends only on shapes and dtypes, which key the cache
+_STATIC = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
+                     np.isrealobj, np.min_scalar_type})
+
+
+def _astype(x, dtype, **kwargs):
+    return x.astype(dtype, **kwargs)
+
+
+def _run_primitive(body, args, kwargs):
+    """A ``pb.primitive``'s body on traced values: one recorded call (core's hook)."""
+    for x in tree_flatten((list(args), kwargs))[0]:
+        if isinstance(x, Traced):
+            return _record(x, body, args, kwargs)
+    return body(*args, **kwargs)
+
+
+core: Any = sys.modules[Tracked.__module__]  # core.py, whose hook this is
+core.run_primitive = _run_primitive
+
+
+def _guard(box, kind, value):
+    _trace_of(box).events.append((box, kind, value))
+    return value
+
+
+class Traced(Tracked):
+    """A value traced by ``pb.jit``: NumPy calls on it are recorded, Python decisions on it
+    become guards of the recorded program."""
+
+    __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if _has_live(inputs, kwargs):
+            return Tracked.__array_ufunc__(self, ufunc, method, *inputs, **kwargs)
+        func = ufunc if method == "__call__" else getattr(ufunc, method)
+        return _record(self, func, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if _has_live(args, kwargs):
+            return apply(func, args, kwargs)
+        if func in _STATIC:
+            return func(*[map_boxes(a, _raw) for a in args], **kwargs)
+        return _record(self, func, args, kwargs)
+
+    def __getitem__(self, index):
+        return _record(self, getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        raise _Untraceable("x[index] = v writes into a traced array in place")
+
+    def astype(self, dtype, **kwargs):
+        return _record(self, _astype, (self, dtype), kwargs)
+
+    # the boolean and integer operators (tracked values carry no such results)
+    __and__ = lambda self, other: np.bitwise_and(self, other)  # noqa: E731
+    __rand__ = lambda self, other: np.bitwise_and(other, self)  # noqa: E731
+    __or__ = lambda self, other: np.bitwise_or(self, other)  # noqa: E731
+    __ror__ = lambda self, other: np.bitwise_or(other, self)  # noqa: E731
+    __xor__ = lambda self, other: np.bitwise_xor(self, other)  # noqa: E731
+    __rxor__ = lambda self, other: np.bitwise_xor(other, self)  # noqa: E731
+    __invert__ = lambda self: np.invert(self)  # noqa: E731
+
+    # Python decisions: each is a guard of the program
+    def __bool__(self):
+        return _guard(self, "bool", bool(self.value))
+
+    def __float__(self):
+        return _guard(self, "float", float(self.value))
+
+    def __int__(self):
+        return _guard(self, "int", int(self.value))
+
+    def __index__(self):
+        return _guard(self, "index", operator.index(self.value))
+
+    def __complex__(self):
+        return _guard(self, "complex", complex(self.value))
+
+    def item(self, *args):
+        return _guard(self, ("item", args), np.asarray(self.value).item(*args))
+
+    def tolist(self):
+        return _guard(self, "tolist", np.asarray(self.value).tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.array(self.value, dtype=dtype)
+        _guard(self, ("array", value.dtype), value.copy())
+        return value
+
+    flags = property(lambda self: np.asarray(self.value).flags)
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+    def __repr__(self):
+        return f"Traced({self.value!r})"
+
+
+# ---------------------------------------------------------------------------- the program
+
+_OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/",
+              np.power: "**", np.matmul: "@", np.floor_divide: "//", np.remainder: "%",
+              np.bitwise_and: "&", np.bitwise_or: "|", np.bitwise_xor: "^",
+              np.greater: ">", np.less: "<", np.greater_equal: ">=", np.less_equal: "<=",
+              np.equal: "==", np.not_equal: "!="}
+_UNARY = {np.negative: "-", np.positive: "+", np.invert: "~"}
+
+
+def _original(func):
+    """NumPy's own function under pullback's wrapper of it (construct.py): what a
+    recorded node names."""
+    return getattr(func, "_pb_original", func)
+
+
+_REDUCE = {_original(f): name for f, name in (
+    (np.sum, "np.add.reduce"), (np.max, "np.maximum.reduce"), (np.amax, "np.maximum.reduce"),
+    (np.min, "np.minimum.reduce"), (np.amin, "np.minimum.reduce"),
+    (np.all, "np.logical_and.reduce"), (np.any, "np.logical_or.reduce"))}
+_MODULES = (("np", np), ("np.linalg", np.linalg), ("np.fft", np.fft))
+
+
+def _func_name(func):
+    name = getattr(func, "__name__", None)
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc) and getattr(np, owner.__name__, None) is owner:
+        return f"np.{owner.__name__}.{name}"
+    for prefix, module in _MODULES:
+        if name and _original(getattr(module, name, None)) is func:
+            return f"{prefix}.{name}"
+    return None
+
+
+def _short(func):
+    name = getattr(func, "__name__", None) or type(func).__name__
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        name = f"{owner.__name__}_{name}"
+    name = {"getitem": "item", "_astype": "astype"}.get(name, name)
+    name = "".join(c if c.isalnum() else "_" for c in name).strip("_").lower() or "t"
+    return name
+
+
+def _literal(x):
+    """Source for a small constant, or None when it is to be a named parameter."""
+    t = type(x)
+    if x is None or x is Ellipsis or t is bool or t is str:
+        return "..." if x is Ellipsis else repr(x)
+    if t is int or t is float and np.isfinite(x):
+        return f"({x!r})" if x < 0 or t is float and np.signbit(x) else repr(x)
+    return None
+
+
+class _Source:
+    """The program's text: names of nodes, parameters for constants."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}     # id(box) -> name
+        self.used = {"np", "RETRACE"}
+        self.consts: dict[int, str] = {}    # id(constant) -> parameter name
+        self.namespace: dict[str, Any] = {"np": np, "RETRACE": RETRACE}
+        self.keep: list[Any] = []           # the constants, alive as long as the program
+        self.counter = itertools.count(1)
+
+    def fresh(self, base):
+        base = base if base.isidentifier() and not keyword.iskeyword(base) else f"_{base}"
+        name, k = base, 1
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+    def const(self, x, base="c"):
+        name = self.consts.get(id(x))
+        if name is None:
+            if isinstance(x, np.dtype):
+                base = x.name
+            elif isinstance(x, type):
+                base = x.__name__
+            name = self.fresh(base)
+            self.consts[id(x)] = name
+            self.namespace[name] = x
+            self.keep.append(x)
+        return name
+
+    def expr(self, x):
+        if isinstance(x, Traced):
+            return self.names[id(x)]
+        if type(x) is list or type(x) is tuple:
+            inner = ", ".join(self.expr(a) for a in x)
+            if type(x) is list:
+                return f"[{inner}]"
+            return f"({inner},)" if len(x) == 1 else f"({inner})"
+        if type(x) is slice:
+            return f"slice({self.expr(x.start)}, {self.expr(x.stop)}, {self.expr(x.step)})"
+        text = _literal(x)
+        return self.const(x) if text is None else text
+
+    def index(self, index):
+        parts = index if type(index) is tuple else (index,)
+        out = []
+        for p in parts:
+            if type(p) is slice and all(_literal(e) is not None or isinstance(e, Traced)
+                                        for e in (p.start, p.stop, p.step) if e is not None):
+                text = ":".join("" if e is None else self.expr(e)
+                                for e in (p.start, p.stop, p.step))
+                out.append(text[:-1] if p.step is None else text)
+            else:
+                out.append(self.expr(p))
+        if type(index) is tuple:
+            return "()" if not out else out[0] + "," if len(out) == 1 else ", ".join(out)
+        return out[0]
+
+    def call(self, func, args, kwargs):
+        if func is getitem:
+            return f"{self.expr(args[0])}[{self.index(args[1])}]"
+        if func is _astype:
+            kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
+            return f"{self.expr(args[0])}.astype({self.expr(args[1])}{kw})"
+        operands = [a for a in args if isinstance(a, Traced)]
+        arrays = any(isinstance(a.value, (np.ndarray, np.generic)) for a in operands)
+        if not kwargs and arrays and len(args) == 2 and func in _OPERATORS:
+            return f"{self.expr(args[0])} {_OPERATORS[func]} {self.expr(args[1])}"
+        if not kwargs and arrays and len(args) == 1 and func in _UNARY:
+            return f"{_UNARY[func]}{self.expr(args[0])}"
+        fast = self.fast(func, args, kwargs)
+        if fast is not None:
+            return fast
+        name = _func_name(func)
+        if name is None:
+            name = self.const(func, _short(func))
+        parts = [self.expr(a) for a in args] + [f"{k}={self.expr(v)}" for k, v in kwargs.items()]
+        return f"{name}({', '.join(parts)})"
+
+    def fast(self, func, args, kwargs):
+        """The same call through a cheaper door, for an ndarray first argument: the
+        ufunc's reduce for np.sum and np.max (no Python layer), ``.T`` for a 2-d
+        swapaxes, the ``.reshape`` method."""
+        first = args[0] if args else None
+        value = first.value if isinstance(first, Traced) else None
+        if type(value) is not np.ndarray or value.ndim == 0:
+            return None
+        a = self.expr(first)
+        if func in _REDUCE and len(args) <= 2 and set(kwargs) <= {"axis", "keepdims", "dtype"}:
+            kw = {"axis": None, **kwargs}  # the reduce's own default axis is 0
+            if len(args) == 2:
+                kw["axis"] = args[1]
+            if kw.get("dtype", None) is None:
+                kw.pop("dtype", None)
+            if func is not _original(np.sum) and "dtype" in kw:
+                return None
+            parts = "".join(f", {k}={self.expr(v)}" for k, v in kw.items())
+            return f"{_REDUCE[func]}({a}{parts})"
+        if (func is _original(np.mean) and len(args) == 1
+                and set(kwargs) <= {"axis", "keepdims", "dtype"}
+                and kwargs.get("dtype") is None and value.dtype in (np.float64, np.float32)):
+            # np.mean's own steps for these dtypes: the sum, divided by the count
+            axis = kwargs.get("axis")
+            axes = range(value.ndim) if axis is None else (
+                axis if isinstance(axis, tuple) else (axis,))
+            count = int(np.prod([value.shape[i] for i in axes]))
+            keep = f", keepdims={self.expr(kwargs['keepdims'])}" if "keepdims" in kwargs else ""
+            return f"np.add.reduce({a}, axis={self.expr(axis)}{keep}) / {count}"
+        if (func is _original(np.swapaxes) and value.ndim == 2 and not kwargs and len(args) == 3
+                and {args[1], args[2]} in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1})
+                and args[1] != args[2]) or (func is _original(np.transpose) and len(args) == 1
+                                            and kwargs.get("axes") is None):
+            return f"{a}.T"
+        if func is _original(np.reshape) and len(args) == 2 and not kwargs:
+            return f"{a}.reshape({self.expr(args[1])})"
+        return None
+
+    def output(self, x, out_def):
+        """The return expression: the output's pytree as literals around the leaves."""
+        leaves = iter(x)
+
+        def build(spec):
+            if spec is None:
+                leaf = next(leaves)
+                if isinstance(leaf, Traced):
+                    name = self.names[id(leaf)]
+                    value = leaf.value
+                    ro = isinstance(value, np.ndarray) and not value.flags.writeable
+                    return f"{name}.copy()" if ro else name
+                if isinstance(leaf, np.ndarray):  # a constant: a fresh copy per call
+                    return f"{self.const(leaf)}.copy()"
+                return self.expr(leaf)
+            kind, children, keys = spec
+            parts = [build(c) for c in children]
+            if kind is dict:
+                return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"
+            if kind is list:
+                return f"[{', '.join(parts)}]"
+            if kind is tuple:
+                return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+            return f"{self.const(kind)}({', '.join(parts)})"
+
+        return build(out_def)
+
+
+def _key_of(node, names_of):
+    func, args, kwargs = node
+
+    def k(x):
+        if isinstance(x, Traced):
+            return ("n", names_of(x))
+        if type(x) is list or type(x) is tuple:
+            return (type(x), tuple(k(a) for a in x))
+        if type(x) is slice:
+            return ("s", k(x.start), k(x.stop), k(x.step))
+        if type(x) in (bool, int, float, complex, str) or x is None:
+            return ("v", type(x), repr(x))
+        return ("c", id(x))
+
+    return (id(func), k(args), tuple((n, k(v)) for n, v in kwargs.items()))
+
+
+def _emit(fname, trace, params, outs, out_def):
+    """``(source, program, constants)`` for a finished trace: CSE, dead code dropped."""
+    # share repeated subexpressions: each box maps to the first box of its computation
+    same: dict[int, Traced] = {}
+    seen: dict[Any, Traced] = {}
+    for e in trace.events:
+        if isinstance(e, Traced):
+            key = _key_of(e.args, lambda b: id(same.get(id(b), b)))
+            first = seen.setdefault(key, e)
+            if first is not e:
+                same[id(e)] = first
+
+    def rep(x):
+        return same.get(id(x), x)
+
+    def deps(node):
+        found = []
+        stack = [node[1], tuple(node[2].values())]
+        while stack:
+            for a in stack.pop():
+                if isinstance(a, Traced):
+                    found.append(rep(a))
+                elif type(a) in (list, tuple):
+                    stack.append(a)
+                elif type(a) is slice:
+                    stack.append((a.start, a.stop, a.step))
+        return found
+
+    # drop what neither an output nor a guard needs
+    needed: set[int] = set()
+    stack = [rep(o) for o in outs if isinstance(o, Traced)]
+    stack += [rep(e[0]) for e in trace.events if not isinstance(e, Traced)]
+    while stack:
+        b = stack.pop()
+        if id(b) in needed:
+            continue
+        needed.add(id(b))
+        if b.args is not None:
+            stack.extend(deps(b.args))
+
+    src = _Source()
+    for name, box in params:
+        src.names[id(box)] = name
+        src.used.add(name)
+    lines = []
+    for e in trace.events:
+        if not isinstance(e, Traced):
+            box, kind, expected = e
+            lines.extend(_guard_lines(src, src.names[id(rep(box))], kind, expected))
+            continue
+        if rep(e) is not e:
+            continue
+        if id(e) not in needed:
+            continue
+        node = e.args
+        func, args, kwargs = node
+        args = _mapped(args, rep)
+        kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
+        text = src.call(func, args, kwargs)
+        name = src.fresh(f"{_short(func)}_{next(src.counter)}")
+        src.names[id(e)] = name
+        lines.append(f"{name} = {text}")
+    for e in trace.events:  # CSE'd boxes share their first box's name
+        if isinstance(e, Traced) and rep(e) is not e and id(rep(e)) in src.names:
+            src.names[id(e)] = src.names[id(rep(e))]
+    ret = src.output(outs, out_def)
+    defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]
+    head = ", ".join([n for n, _ in params] + ([f"*, {', '.join(f'{n}={n}' for n in defaults)}"]
+                                               if defaults else []))
+    notes = [f"# {n}: {_describe(src.namespace[n])}" for n in defaults]
+    body = "\n".join(f"    {line}" for line in notes + lines + [f"return {ret}"])
+    source = f"def {fname}({head}):\n{body}\n"
+    filename = f"<pb.jit {fname} #{-trace.level}>"
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = dict(src.namespace)
+    namespace.update(_HELPERS)
+    exec(code, namespace)
+    return source, namespace[fname], src.keep
+
+
+def _describe(x):
+    """A constant parameter, in a comment of the program."""
+    if isinstance(x, np.ndarray):
+        if x.size <= 4:
+            return " ".join(repr(x).split())
+        return f"a {x.dtype} array of shape {x.shape}"
+    if isinstance(x, np.generic):
+        return repr(x)
+    return getattr(x, "__qualname__", None) or repr(x)
+
+
+def _mapped(x, rep):
+    if isinstance(x, Traced):
+        return rep(x)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_mapped(a, rep) for a in x)
+    if type(x) is slice:
+        return slice(_mapped(x.start, rep), _mapped(x.stop, rep), _mapped(x.step, rep))
+    return x
+
+
+def _same_array(x, expected, dtype):
+    x = np.asarray(x, dtype=dtype)
+    return x.shape == expected.shape and bool(np.array_equal(
+        x, expected, equal_nan=expected.dtype.kind in "fc"))
+
+
+def _same(a, b):
+    return a == b or (a != a and b != b)
+
+
+_HELPERS: dict[str, Any] = {"_same_array": _same_array, "_same": _same}
+
+
+def _guard_lines(src, name, kind, expected):
+    if kind == "bool":
+        test = f"not {name}" if expected else name
+    elif isinstance(kind, tuple) and kind[0] == "array":
+        test = f"not _same_array({name}, {src.const(expected, 'seen')}, {src.const(kind[1])})"
+    else:
+        if isinstance(kind, tuple):  # item(*args)
+            value = f"np.asarray({name}).item({', '.join(repr(a) for a in kind[1])})"
+        elif kind == "tolist":
+            value = f"np.asarray({name}).tolist()"
+        else:
+            value = f"{'operator.index' if kind == 'index' else kind}({name})"
+        literal = _literal(expected)
+        exp = literal if literal is not None else src.const(expected, "seen")
+        exact = kind == "tolist" or not isinstance(expected, complex) and expected == expected
+        test = f"{value} != {exp}" if exact else f"not _same({value}, {exp})"
+    return [f"if {test}:", "    return RETRACE"]
+
+
+_HELPERS["operator"] = operator
+
+
+# ---------------------------------------------------------------------------- jit
+
+def _structure(x, leaves):
+    """A hashable description of ``x``'s pytree structure (tree.py's order of leaves)."""
+    t = type(x)
+    if t is tuple or t is list or issubclass(t, tuple) and hasattr(t, "_fields"):
+        return (t, tuple(_structure(c, leaves) for c in x))
+    if t is dict:
+        return (dict, tuple(x), tuple(_structure(v, leaves) for v in x.values()))
+    leaves.append(x)
+    return None
+
+
+def _leaf_key(x):
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    if isinstance(x, np.generic):
+        return (x.dtype,)
+    return (type(x), x)  # a Python value: part of the key (it must be hashable)
+
+
+class _Program:
+    __slots__ = ("source", "run", "keep")
+
+    def __init__(self, source, run, keep):
+        self.source, self.run, self.keep = source, run, keep
+
+
+_EAGER = _Program("", None, None)  # a structure that runs eagerly
+
+
+class _Captured:
+    """An array the function reads from a closure cell or a module global: read at call
+    time, and traced like an argument."""
+
+    __slots__ = ("name", "cell", "scope")
+
+    def __init__(self, name, cell=None, scope=None):
+        self.name, self.cell, self.scope = name, cell, scope
+
+    def get(self):
+        if self.cell is not None:
+            try:
+                return self.cell.cell_contents
+            except ValueError:
+                return None
+        return self.scope.get(self.name)
+
+    def set(self, value):
+        if self.cell is not None:
+            self.cell.cell_contents = value
+        else:
+            self.scope[self.name] = value
+
+
+def _global_names(code, found):
+    found.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _global_names(c, found)
+    return found
+
+
+def _scan(f):
+    """The arrays and random generators ``f`` reaches through closures and globals (and
+    through the functions it reaches that way)."""
+    arrays: dict[tuple[int, str], _Captured] = {}
+    generators: list[Any] = []
+    seen: set[int] = set()
+
+    def visit(fn, depth):
+        if depth > 6 or id(fn) in seen:
+            return
+        seen.add(id(fn))
+        if isinstance(fn, functools.partial):
+            visit(fn.func, depth + 1)
+            return
+        if isinstance(fn, (types.MethodType, Jitted)):
+            visit(getattr(fn, "__func__", None) or fn._f, depth + 1)
+            return
+        if not isinstance(fn, types.FunctionType):
+            return
+        values = []
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                values.append((name, cell.cell_contents, cell, None))
+            except ValueError:
+                continue
+        scope = fn.__globals__
+        for name in sorted(_global_names(fn.__code__, set())):
+            if name in scope:
+                values.append((name, scope[name], None, scope))
+        for name, v, cell, sc in values:
+            if isinstance(v, np.ndarray):
+                key = (id(cell) if cell is not None else id(sc), name)
+                arrays.setdefault(key, _Captured(name, cell, sc))
+            elif isinstance(v, (np.random.Generator, np.random.RandomState)):
+                generators.append(v)
+            elif callable(v) and not isinstance(v, (type, np.ufunc)):
+                visit(v, depth + 1)
+
+    visit(f, 0)
+    return list(arrays.values()), generators
+
+
+def _random_state(generators):
+    legacy = np.random.get_state(legacy=False)
+    states = [legacy["state"]["pos"], legacy["state"]["key"].tobytes(), legacy["has_gauss"]]
+    for g in generators:
+        bits = g.bit_generator if isinstance(g, np.random.Generator) else g._bit_generator
+        states.append(repr(bits.state))
+    return states
+
+
+def _names(f, args, kwargs):
+    """A parameter name per argument position and keyword, from ``f``'s signature."""
+    try:
+        import inspect
+        params = list(inspect.signature(f).parameters.values())
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "arg")
+    except (TypeError, ValueError):
+        names, star = [], "arg"
+    pos = [names[i] if i < len(names) else f"{star}{i}" for i in range(len(args))]
+    return pos + list(kwargs)
+
+
+class Jitted:
+    """A function replayed from generated NumPy source; made by ``pb.jit``. ``traces``
+    counts the traces it has run.
+
+    >>> step = pb.jit(np.tanh)
+    >>> step(np.zeros(2)), step(np.ones(2)).round(3), step.traces
+    (array([0., 0.]), array([0.762, 0.762]), 1)
+    """
+
+    def __init__(self, f: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, f)
+        self._f = f
+        name = "".join(c if c.isalnum() else "_" for c in getattr(f, "__name__", "f"))
+        name = name.strip("_") or "f"
+        self._fname = f"_{name}" if keyword.iskeyword(name) or name[0].isdigit() else name
+        self._programs: dict[Any, list[_Program]] = {}
+        self._captured, self._generators = _scan(f)
+        self.traces = 0
+        self._warned = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(args, kwargs)[0]
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated Python source that these arguments run (tracing it if needed).
+
+        >>> step = pb.jit(lambda x: np.sum(np.sin(x) * 2.0))
+        >>> print(step.source(np.ones(3)))
+        def _lambda(x):
+            sin_1 = np.sin(x)
+            multiply_2 = sin_1 * 2.0
+            sum_3 = np.add.reduce(multiply_2, axis=None)
+            return sum_3
+        <BLANKLINE>
+        """
+        program = self._run(args, kwargs)[1]
+        if program is None:
+            raise RuntimeError(
+                f"pullback: {self._fname} ran eagerly for these arguments (past "
+                f"{MAX_TRACES} traces, or with tracked arguments), so there is no source"
+            )
+        return program.source
+
+    def _run(self, args, kwargs):
+        leaves: list[Any] = []
+        structure = _structure((args, kwargs), leaves)
+        captured = [c.get() for c in self._captured]
+        try:
+            key = (structure, tuple(_leaf_key(x) for x in leaves),
+                   tuple(_leaf_key(x) for x in captured))
+            hash(key)
+        except TypeError:
+            raise TypeError(
+                f"pullback: pb.jit({self._fname}) got an argument that is neither an array "
+                "nor hashable; pass arrays, numbers, strings and pytrees of them"
+            ) from None
+        if any(isinstance(x, Tracked) for x in leaves):  # inside a trace or a transform
+            return self._f(*args, **kwargs), None
+        inputs = [x for x in leaves if isinstance(x, (np.ndarray, np.generic))]
+        inputs += [x for x in captured if isinstance(x, np.ndarray)]
+        programs = self._programs.get(key)
+        if programs is not None:
+            for program in programs:
+                if program is _EAGER:
+                    return self._f(*args, **kwargs), None
+                out = program.run(*inputs)
+                if out is not RETRACE:
+                    return out, program
+        if self.traces >= MAX_TRACES:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"pullback: pb.jit({self._fname}) traced {MAX_TRACES} times (new shapes, "
+                    "or Python decisions on values that keep changing); further new cases "
+                    "run eagerly. Make such values static (Python numbers) or keep the "
+                    "decision in NumPy (np.where).", RuntimeWarning, stacklevel=3)
+            return self._f(*args, **kwargs), None
+        self.traces += 1
+        try:
+            program = self._trace(args, kwargs)
+        except _Untraceable as why:
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) cannot record this call ({why}); calls "
+                "with these shapes run eagerly. Write the update out of place (np.where, "
+                "np.concatenate) to jit it.", RuntimeWarning, stacklevel=3)
+            self._programs[key] = [_EAGER]
+            return self._f(*args, **kwargs), None
+        # the first result is the program's too: the same fresh arrays as every replay
+        out = program.run(*inputs)
+        if out is RETRACE:  # not replayable even on the arguments it was traced on
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) recorded a program that does not replay "
+                "its own arguments (a decision on state other than them, or a library that "
+                "reads arrays outside NumPy's protocols); calls with these shapes run "
+                "eagerly", RuntimeWarning, stacklevel=3)
+            self._programs[key] = [_EAGER]
+            return self._f(*args, **kwargs), None
+        self._programs.setdefault(key, []).append(program)
+        return out, program
+
+    def _trace(self, args, kwargs):
+        trace = _Trace()
+        _traces[trace.level] = trace
+        flat, treedef = tree_flatten((args, kwargs))
+        names = _names(self._f, args, kwargs)
+        slots = _leaf_names(names, args, kwargs)
+        params, boxed = [], []
+        for x, name in zip(flat, slots):
+            if isinstance(x, (np.ndarray, np.generic)):
+                box = Traced(x, trace.level)
+                params.append((name, box))
+                boxed.append(box)
+            else:
+                boxed.append(x)
+        targs, tkwargs = tree_unflatten(treedef, boxed)
+        swapped = []
+        before = _random_state(self._generators)
+        try:
+            for c in self._captured:
+                v = c.get()
+                if isinstance(v, np.ndarray):
+                    box = Traced(v, trace.level)
+                    params.append((c.name, box))
+                    c.set(box)
+                    swapped.append((c, v))
+            out = self._f(*targs, **tkwargs)
+        finally:
+            for c, v in swapped:
+                c.set(v)
+            del _traces[trace.level]
+        if _random_state(self._generators) != before:
+            raise TypeError(
+                f"pullback: {self._fname} draws random numbers (np.random or a Generator), "
+                "which pb.jit would replay as the same draw on every call. Draw them outside "
+                "and pass them as arguments: pb.jit(f)(x, noise) with noise = rng.normal(...)"
+            )
+        outs, out_def = tree_flatten(out)
+        for o in outs:
+            if isinstance(o, Tracked) and not isinstance(o, Traced):
+                raise TypeError(
+                    f"pullback: pb.jit({self._fname}) returned a tracked value (of pb.param "
+                    "or of a transform around pb.jit); jit functions of plain arrays, such as "
+                    "pb.grad(f) or pb.gradient(...) of a closure, that return plain results"
+                )
+            if not isinstance(o, (Traced, *_SCALARS, str, type(None))):
+                raise TypeError(
+                    f"pullback: pb.jit({self._fname}) returned a {type(o).__name__}; return "
+                    "arrays, numbers and tuples, lists and dicts of them"
+                )
+        name = self._fname
+        used = {n for n, _ in params}
+        while name in used:
+            name = f"_{name}"
+        source, run, keep = _emit(name, trace, _unique(params), outs, out_def)
+        return _Program(source, run, keep)
+
+
+def _unique(params):
+    used: set[str] = set()
+    out = []
+    for name, box in params:
+        base = name if name.isidentifier() and not keyword.iskeyword(name) else f"_{name}"
+        if base in ("np", "RETRACE", "operator", "_same", "_same_array"):
+            base = f"{base}_"
+        n, k = base, 1
+        while n in used:
+            k += 1
+            n = f"{base}_{k}"
+        used.add(n)
+        out.append((n, box))
+    return out
+
+
+def _leaf_names(names, args, kwargs):
+    """A name for every leaf of ``(args, kwargs)``: the parameter's, numbered in pytrees."""
+    out = []
+    for name, value in zip(names, list(args) + list(kwargs.values())):
+        flat, _ = tree_flatten(value)
+        if len(flat) == 1 and not isinstance(value, (tuple, list, dict)):
+            out.append(name)
+        else:
+            out.extend(f"{name}_{i}" for i in range(len(flat)))
+    return out
+
+
+def jit(f: Callable[..., Any]) -> Jitted:
+    """``f`` recorded once per input structure and replayed as generated NumPy code.
+
+    The first call with a new structure (pytree structure, shapes and dtypes of the array
+    arguments, values of the other arguments) runs ``f`` with its arrays traced and
+    compiles what it did into Python source; later calls run that source. ``f`` may be any
+    transform: ``pb.jit(pb.value_and_grad(loss))`` records the forward and backward pass
+    as one program. Python decisions on traced values (``if np.sum(x) > 0``, ``float(x)``,
+    ``.item()``) become guards: a failed guard traces the new path (up to ``MAX_TRACES``
+    traces, then further cases run eagerly with a warning). ``step.source(*args)`` shows
+    the program.
+
+    >>> step = pb.jit(pb.value_and_grad(lambda x: np.sum(x ** 2)))
+    >>> step(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    >>> step(np.array([3.0, 0.5]))
+    (np.float64(9.25), array([6., 1.]))
+    """
+    return Jitted(f)
