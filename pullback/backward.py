@@ -361,7 +361,7 @@ def as_result(ct, x):
         if isinstance(x, np.ndarray) and not isinstance(ct.value, np.ndarray):
             ct = np.reshape(np.atleast_1d(ct), x.shape)  # a 0-d array for a 0-d array
         dtype = x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(type(x))
-        ct = np.astype(ct, dtype, copy=False)
+        ct = ct.astype(dtype)  # (the method: np.astype is NumPy 2's)
         return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct

@@ -11,14 +11,21 @@ and call the function again. Plain calls pay one Python call (README).
 """
 
 import functools
+import importlib
 from typing import Any
 
 import numpy as np
-import numpy.lib._index_tricks_impl as _index_tricks
+
+# where np.r_ and np.c_ live: numpy.lib._index_tricks_impl in NumPy 2, index_tricks before
+try:
+    _index_tricks = importlib.import_module("numpy.lib._index_tricks_impl")
+except ImportError:  # NumPy 1.26
+    _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
 from .core import Tracked, drop_finished
 from .registry import NoRuleError, public
 
+_NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _np_array, _np_asarray = np.array, np.asarray
 _np_asanyarray, _np_ascontiguousarray = np.asanyarray, np.ascontiguousarray
 
@@ -52,6 +59,8 @@ def _as_arrays(a):
 
 def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=False):
     """NumPy's ``np.array(obj, ...)`` for ``obj`` holding tracked values."""
+    if copy is False and not _NUMPY2:  # NumPy 1's copy=False: copy only if needed
+        copy = None
     fresh = not isinstance(obj, Tracked)
     result = _stacked(obj)
     if dtype is not None and np.dtype(dtype) != result.dtype:
@@ -120,7 +129,9 @@ def _like_asarray(original):
 def _asarray(original, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     obj = _retry(a, like)
     if obj is None:
-        return original(drop_finished(a), dtype, order, copy=copy)
+        # copy= only when given: NumPy 1.26's asarray has no such keyword
+        kw = {} if copy is None else {"copy": copy}
+        return original(drop_finished(a), dtype, order, **kw)
     return _tracked_array(obj, dtype, copy, order or "K")
 
 

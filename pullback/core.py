@@ -201,6 +201,7 @@ class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was
     seen: bool = False
     write: Any = None
     into_out: Any = None
+    view: Any = None  # told of each node whose value is a NumPy view, for a later write
 
 
 # ---------------------------------------------------------------------------- recording
@@ -221,6 +222,9 @@ def record(out, rule, level, args, kwargs=None, func=None):
     elif is_inexact(out):
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
+        v = out.value if out.value.__class__ is np.ndarray else plain(out.value)
+        if v.__class__ is np.ndarray and v.base is not None:  # a NumPy view
+            writes.view(out)
     if watching and state.watch is not None:
         state.watch(out, args, func)
     return out
@@ -426,7 +430,7 @@ class Tracked(ArrayMethods):
     array([1., 1.])
     """
 
-    __slots__ = ("value", "level", "seq", "args", "rule", "hold")
+    __slots__ = ("value", "level", "seq", "args", "rule", "hold", "__weakref__")
     backward: Any  # the Tracker face's backward() and .grad (tracker.py)
     grad: Any
     __array_priority__ = 1000.0
@@ -457,7 +461,7 @@ class Tracked(ArrayMethods):
     def __array__(self, dtype=None, copy=None):
         v = _live_box(self)
         if not isinstance(v, Tracked):  # escaped from a finished computation: a constant
-            return np.array(v, dtype=dtype, copy=copy)
+            return np.asarray(v, dtype=dtype) if copy is None else np.array(v, dtype, copy=copy)
         if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a constant
             return np.asarray(plain(self)).astype(dtype)
         raise TypeError(

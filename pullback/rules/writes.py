@@ -11,9 +11,14 @@ later than the node's own).
 
 A write into a *view* of another tracked value (``v = y[1:]``, ``y.T``, ``y.reshape``)
 goes through to that value, as NumPy's does, and the view then reads it again. A view
-taken *before* a write into its base keeps the values it had (NumPy's would change): take
-views after writing, or write through the view.
+taken *before* a write into its base reads the base again too, as NumPy's does: the engine
+tells ``note_view`` of every node whose value is a NumPy view, and a write into the base
+makes each live view of the same memory a ``reread`` of the new base (nodes recorded
+earlier keep the view's version they were computed from).
 """
+
+import functools
+import weakref
 
 import numpy as np
 
@@ -233,6 +238,63 @@ def _view_of(x):
     return found, (xv.ctypes.data - found_value.ctypes.data, xv.shape, xv.strides, order)
 
 
+# id of the memory a tracked view's value lies in (its owner ndarray) -> a weak reference
+# to that owner and the live views into it (ndarrays cannot be dictionary keys)
+_views: dict = {}
+
+
+def _forget(ref, *, key):
+    if _views.get(key, (None,))[0] is ref:
+        del _views[key]
+
+
+def note_view(node):
+    """Remember ``node``, whose value is a NumPy view, so that a write into its base reads
+    it again."""
+    owner = _owner(plain(node))
+    entry = _views.get(id(owner))
+    if entry is None or entry[0]() is not owner:
+        try:
+            ref = weakref.ref(owner, functools.partial(_forget, key=id(owner)))
+        except TypeError:  # a view of memory that is no ndarray (bytes): nothing writes it
+            return
+        entry = _views[id(owner)] = (ref, weakref.WeakSet())
+    entry[1].add(node)
+
+
+def _refresh_views(x, old_value):
+    """After a write into ``x``, whose value was ``old_value``: every live view into
+    ``old_value``'s memory at ``x``'s level reads the new value, as NumPy's views do."""
+    if not isinstance(old_value, np.ndarray):
+        return
+    owner = _owner(old_value)
+    entry = _views.get(id(owner))
+    if entry is None or entry[0]() is not owner or not entry[1]:
+        return
+    views = entry[1]
+    if not (old_value.flags.c_contiguous or old_value.flags.f_contiguous):
+        raise TypeError(
+            "pullback: this write goes into a tracked array that is a strided view, and "
+            "other views into the same memory were taken before it, which pullback cannot "
+            "follow; write into a copy (y = x.copy()) before taking views"
+        )
+    order = "C" if old_value.flags.c_contiguous else "F"
+    for w in list(views):
+        wv = plain(w)
+        if w is x or w.level != x.level or not isinstance(wv, np.ndarray) or (
+                _owner(wv) is not owner):
+            continue
+        geometry = (wv.ctypes.data - old_value.ctypes.data, wv.shape, wv.strides, order)
+        try:  # a view outside x's part of the memory (x a view of a plain array) stays
+            _positions(old_value.shape, geometry, old_value.itemsize)
+        except ValueError:
+            continue
+        new = reread(w, x, geometry)
+        if isinstance(new, Tracked) and new.args is not None and new.args[0] is w:
+            _become(w, new)
+            note_view(w)
+
+
 def _check_param(x):
     if type(x) is not Tracked and x.rule is None and not state.no_grad:
         raise TypeError(
@@ -271,6 +333,8 @@ def write(x, index, v):
         new = index_update(x, index, v)
     if isinstance(new, Tracked) and new.args is not None and new.args[0] is x:
         _become(x, new)
+        if view is None:  # (through a view, the write into the base read the views again)
+            _refresh_views(x, xv)
         return
     # nothing recorded (no_grad, or a value of a finished computation): a leaf takes the
     # new value, as a param's value changes in an optimizer's step
@@ -287,6 +351,7 @@ def in_place(func):
     ``func(x, v)`` written into ``x``, so that every name for ``x`` sees it, as NumPy's."""
     def in_place_operator(self, other):
         _check_param(self)
+        before = plain(self)
         result = func(self, other)
         new_shape = shape_of(result)
         if not isinstance(result, Tracked) or state.no_grad:
@@ -295,6 +360,7 @@ def in_place(func):
         elif (new_shape == shape_of(self) and result.dtype == self.dtype
               and result.args[0] is self and _view_of(self) is None):
             _become(self, result)  # the result is the update itself: no copy
+            _refresh_views(self, before)
             return self
         write(self, Ellipsis, result)
         return self
@@ -323,6 +389,7 @@ def into_out(call, func, args, kwargs):
 
 writes.write = write
 writes.into_out = into_out
+writes.view = note_view
 for _name, _func in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul)]:
