@@ -7,6 +7,7 @@ fresh level; the ``Linearized`` it returns pulls cotangents back through that ru
 transform (grad, vjp, jvp, jacobian, hessian, hvp, checkpoint) is built on those two.
 """
 
+import functools
 import heapq
 import math
 import numbers
@@ -435,8 +436,12 @@ def normalize_argnums(argnums, nargs, fname):
 
 
 def fname_of(f):
-    """How messages name a user's function."""
-    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    """How messages name a user's function: its name, never its repr (a functools.partial's
+    repr prints the arrays it holds, and this runs on every call of a transform)."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or (
+        type(f).__name__)
 
 
 def scalar_seed(y, fname, losscheck):
