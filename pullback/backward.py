@@ -101,7 +101,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             # a cotangent that already fits its input skips the projection (the common case;
             # with batch axes too, which pays in Jacobians: bench/NOTES.md)
             if c is np.ndarray:
-                if ct.dtype != v.dtype or ct.shape != (
+                if ct.dtype is not v.dtype and ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
             elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
@@ -166,8 +166,9 @@ def _row_cotangent(row, i, g, ans, vals):
         if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         ct = g * local
-        if not np.all(np.isfinite(plain(local))):
-            # a zero cotangent gives zero even where the derivative is infinite
+        # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
+        # not finite when an entry is not)
+        if not np.isfinite(np.add.reduce(plain(ct), axis=None)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
@@ -284,22 +285,17 @@ def _project(ct, parent, batch_shape, rule):
 
 def _fit(ct, cshape, target, nb, rule):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
-    up where the cotangent is smaller than the input."""
-    n = len(target)
-    lead = len(cshape) - n
-    if nb and (lead < 0 or cshape[:nb] != target[:nb]):
-        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
-    if lead > 0:
-        axes = tuple(range(nb, nb + lead)) + tuple(
-            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
-        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        # .reshape is the ndarray method (or ArrayMethods.reshape for a tracked value)
-        ct = _sum_kept(ct, axes).reshape(tuple(kept[:nb] + kept[nb + lead:]))
-    else:
-        axes = tuple(i + lead for i in range(n)
-                     if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
-        if axes:
-            ct = _sum_kept(ct, axes)
+    up where the cotangent is smaller than the input (planned once per pair of shapes)."""
+    plan = _plans.get((cshape, target, nb))
+    if plan is None:
+        if len(_plans) > 4096:
+            _plans.clear()
+        plan = _plans[cshape, target, nb] = _plan(cshape, target, nb, rule)
+    axes, kept = plan
+    if axes:
+        ct = _sum_kept(ct, axes)
+    if kept is not None:  # .reshape: the ndarray method, or ArrayMethods' for a tracked value
+        ct = ct.reshape(kept)
     if ct.shape != target:
         try:
             ct = np.broadcast_to(ct, target)
@@ -310,6 +306,23 @@ def _fit(ct, cshape, target, nb, rule):
                 + (f" (with batch axes {target[:nb]})" if nb else "")
             ) from None
     return ct
+
+
+_plans: dict = {}
+
+
+def _plan(cshape, target, nb, rule):
+    """The axes to sum (keeping them) and the shape to reshape to (None: keep it)."""
+    n, lead = len(target), len(cshape) - len(target)
+    if nb and (lead < 0 or cshape[:nb] != target[:nb]):
+        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
+    if lead > 0:
+        axes = tuple(range(nb, nb + lead)) + tuple(
+            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
+        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
+        return axes, tuple(kept[:nb] + kept[nb + lead:])
+    return tuple(i + lead for i in range(n)
+                 if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1), None
 
 
 def _sum_kept(ct, axes):
@@ -356,6 +369,8 @@ def writeable(ct):
 def as_result(ct, x):
     """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
+    if ct.__class__ is np.ndarray and x.__class__ is np.ndarray and ct.dtype == x.dtype:
+        return ct if ct.flags.writeable else ct.copy()  # the common case first
     if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
         x = x.value
     if isinstance(ct, Tracked) and ct.level < 0:
@@ -449,7 +464,10 @@ def scalar_seed(y, fname, losscheck):
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite."""
     v = plain(y)
-    if not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
+    if v.__class__ is np.float64:  # the common case: a real scalar already
+        if not losscheck or math.isfinite(v):
+            return np.ones(())
+    elif not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
         raise TypeError(
@@ -457,12 +475,12 @@ def scalar_seed(y, fname, losscheck):
             f"{what}. Return the loss itself (not [loss] or (loss,)); for several "
             "outputs use has_aux=True, pb.vjp or pb.jacobian."
         )
-    if np.size(v) != 1:
+    elif np.size(v) != 1:
         raise TypeError(
             f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
             "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
         )
-    if np.iscomplexobj(v):
+    elif np.iscomplexobj(v):
         raise TypeError(
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
