@@ -195,8 +195,7 @@ def _per_slice(pullback, g, out):
 
 
 def zeros_for(out, batch_shape=()):
-    """Zeros shaped like ``out`` with ``batch_shape`` in front: the cotangent of something
-    nothing depended on."""
+    """Zeros like ``out`` with ``batch_shape`` in front: the cotangent of an unused output."""
     v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
     return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
 
@@ -205,8 +204,7 @@ def _match(node, cts):
     """Pair a general rule's cotangents with its tracked positional arguments. An entry may
     be a thunk (a function of no arguments): it is called only for an input that needs its
     cotangent, so rules can skip work nobody asked for."""
-    args = node.args
-    level = node.level
+    args, level = node.args, node.level
     # extra trailing entries belong to arguments given by keyword or left at defaults
     if not isinstance(cts, (tuple, list)) or len(cts) < len(args):
         got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
@@ -215,8 +213,7 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
-    pairs = []
-    nested = []  # (arguments, cotangents) of list and tuple arguments, walked after
+    pairs, nested = [], []  # nested: (arguments, cotangents) of lists and tuples, walked after
     for i, (a, ct) in enumerate(zip(args, cts)):
         if isinstance(a, Tracked):
             if a.level == level and ct is not None:
@@ -248,8 +245,7 @@ def _no_derivative(node, i, ct):
 
 
 def _tracked_at(a, level):
-    """Whether ``a`` (or a value in its nested lists) is tracked at ``level``; the level
-    has finished by the time its backward pass runs, so ``top_level`` would not see it."""
+    """Whether ``a`` or a value in its nested lists is tracked at the (finished) ``level``."""
     if isinstance(a, Tracked):
         return a.level == level
     return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
@@ -297,8 +293,12 @@ def _fit(ct, cshape, target, nb, rule):
     if kept is not None:  # .reshape: the ndarray method, or ArrayMethods' for a tracked value
         ct = ct.reshape(kept)
     if ct.shape != target:
-        try:
-            ct = np.broadcast_to(ct, target)
+        try:  # a small cotangent is copied out: np.broadcast_to costs far more (bench/NOTES.md)
+            if ct.__class__ is np.ndarray and math.prod(target) <= 65536:
+                ct, small = np.empty(target, ct.dtype), ct
+                ct[...] = small
+            else:
+                ct = np.broadcast_to(ct, target)
         except ValueError:
             raise ValueError(
                 f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
