@@ -158,14 +158,13 @@ def _row_cotangent(row, i, g, ans, vals):
         )
     if not row.singular:
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and is_complex(local):
+        if (local.dtype.kind == "c" if local.__class__ is np.ndarray
+                else local.__class__ not in _REAL and is_complex(local)):
             local = np.conjugate(local)
         return g * local
     with np.errstate(divide="ignore", invalid="ignore"):  # infinite derivatives expected
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and is_complex(local):
-            local = np.conjugate(local)
-        ct = g * local
+        ct = g * (np.conjugate(local) if is_complex(local) else local)
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
         # not finite when an entry is not)
         if not np.isfinite(np.add.reduce(plain(ct), axis=None)):
