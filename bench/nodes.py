@@ -31,7 +31,8 @@ KINDS = {
                              lambda np, x, a, w, b, i: x + b),
     "matmul": ("x @ w", lambda np, x, a, w, b, i: x @ w),
     "reduction": ("np.sum(x, axis=1)", lambda np, x, a, w, b, i: np.sum(x, axis=1)),
-    "indexing": ("x[i], i an integer array", lambda np, x, a, w, b, i: x[i]),
+    "indexing": ("x[2:5]", lambda np, x, a, w, b, i: x[2:5]),
+    "indexing, an integer array": ("x[i]", lambda np, x, a, w, b, i: x[i]),
 }
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..extend import is_complex, plain, primitive, rrule
+from ..extend import is_complex, plain, primitive, rrule, shape_of
 
 
 def batch_shape(g, out_ndim):
@@ -29,7 +29,7 @@ def unreduce(g, in_shape, axis, keepdims):
     axes = normalize_axes(axis, ndim)
     if not axes:
         return g
-    gshape = np.shape(plain(g))
+    gshape = shape_of(g)
     nb = len(gshape) - (ndim - len(axes))
     full = list(gshape[:nb])
     it = iter(gshape[nb:])

@@ -7,6 +7,8 @@ the two share one pullback. Kink conventions: ties of max/min share the gradient
 norm at 0).
 """
 
+import math
+
 import numpy as np
 
 from ..extend import plain, rrule, shape_of, ufunc_method
@@ -39,7 +41,7 @@ def _count(shape, axis, mask):
     """How many elements each reduced slice takes in (keeping the reduced axes)."""
     if mask is True:
         axes = normalize_axes(axis, len(shape))
-        return int(np.prod([shape[i] for i in axes]))
+        return math.prod([shape[i] for i in axes])
     return np.sum(np.broadcast_to(mask, shape), axis=axis, keepdims=True)
 
 
@@ -72,7 +74,12 @@ rrule(np.nansum)(_sum_rule(np.nansum, nan=True))
 def _mean_rule(func, nan):
     def mean_rule(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
         _no_out(func, out)
-        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims, **_given(where=where))
+        if (a.__class__ is np.ndarray and a.dtype == np.float64 and a.size and not nan
+                and dtype is None and where is _NoValue):  # np.mean's own sum and divide
+            ans = np.add.reduce(a, axis, None, None, keepdims)
+            ans = ans / (a.size // ans.size)
+        else:
+            ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims, **_given(where=where))
         shape = shape_of(a)
 
         def mean_pullback(g):
