@@ -8,6 +8,7 @@ from typing import Any, Literal, overload
 
 from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
 from .debug import loss_error
+from .lazy import checked, is_lazy
 from .registry import LossError
 from .tree import tree_flatten, tree_map, tree_unflatten
 
@@ -47,6 +48,8 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             raise loss_error(error, f, args, kwargs, nums) from None
         grads = lin.pull([out], [seed])
         value = strip(out)
+        if losscheck and is_lazy(value):  # the task the seed depends on (lazy.py)
+            value = checked(value, fname)
         if has_aux:
             value = (value, tree_map(strip, aux))
         return value, (grads[0] if single else tuple(grads))

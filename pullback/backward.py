@@ -15,7 +15,9 @@ import numbers
 import numpy as np
 
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
+from . import lazy
 from .guard import Hold, level_holds
+from .lazy import is_lazy
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -32,6 +34,7 @@ from .tree import tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
+_SCALARS = _REAL | {complex, np.complex128, np.complex64}
 
 
 # ---------------------------------------------------------------------------- the backward pass
@@ -104,7 +107,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
+            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked) or (
+                    c not in _SCALARS and ct.shape != v.shape):  # (a Dask array's)
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -166,7 +170,7 @@ def _row_cotangent(row, i, g, ans, vals):
         if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         ct = g * local
-        if not np.all(np.isfinite(plain(local))):
+        if is_lazy(lv := plain(local)) or not np.all(np.isfinite(lv)):  # (no compute)
             # a zero cotangent gives zero even where the derivative is infinite
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
@@ -271,7 +275,7 @@ def _project(ct, parent, batch_shape, rule):
         cshape = ct.shape
     target = batch_shape + shape
     if cshape != target:
-        ct = _fit(ct, cshape, target, len(batch_shape), rule)
+        ct = _fit(ct, cshape, target, len(batch_shape), rule, v)
     cdtype = cv.dtype
     if cdtype != dtype:
         if cdtype.kind == "c" and dtype.kind != "c":
@@ -282,7 +286,7 @@ def _project(ct, parent, batch_shape, rule):
     return ct
 
 
-def _fit(ct, cshape, target, nb, rule):
+def _fit(ct, cshape, target, nb, rule, v):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
     up where the cotangent is smaller than the input."""
     n = len(target)
@@ -302,7 +306,8 @@ def _fit(ct, cshape, target, nb, rule):
             ct = _sum_kept(ct, axes)
     if ct.shape != target:
         try:
-            ct = np.broadcast_to(ct, target)
+            # another backend's input (a Dask array) lends its chunks and device
+            ct = ct + np.zeros_like(v) if is_lazy(v) else np.broadcast_to(ct, target)
         except ValueError:
             raise ValueError(
                 f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
@@ -366,6 +371,9 @@ def as_result(ct, x):
         return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
+    if is_lazy(ct):  # stays lazy: computed with the value, in one pass (lazy.py)
+        dtype = np.result_type(x)
+        return ct if ct.dtype == dtype else ct.astype(dtype)
     if isinstance(x, np.ndarray):
         return writeable(np.asarray(ct, dtype=x.dtype))
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
@@ -449,6 +457,8 @@ def scalar_seed(y, fname, losscheck):
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite."""
     v = plain(y)
+    if is_lazy(v):  # a Dask array: its checks run when it is computed (lazy.py)
+        return _lazy_seed(v, fname, losscheck)
     if not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
@@ -475,6 +485,16 @@ def scalar_seed(y, fname, losscheck):
             "finite, or pass losscheck=False to differentiate it anyway"
         )
     return np.ones(np.shape(v), dtype=np.result_type(v))
+
+
+def _lazy_seed(v, fname, losscheck):
+    if math.prod(v.shape) != 1 or v.dtype.kind not in "fiub":
+        raise TypeError(
+            f"pullback: grad of {fname} needs a real scalar output, got a Dask array of "
+            f"shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, np.mean); take "
+            "np.real of a complex loss."
+        )
+    return lazy.seed(v, fname, losscheck)
 
 
 class Linearized:
