@@ -8,7 +8,7 @@ from typing import Any, Literal, overload
 
 from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
 from .debug import loss_error
-from .lazy import checked, is_lazy
+from .lazy import after, checked, is_lazy
 from .registry import LossError
 from .tree import tree_flatten, tree_map, tree_unflatten
 
@@ -48,8 +48,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             raise loss_error(error, f, args, kwargs, nums) from None
         grads = lin.pull([out], [seed])
         value = strip(out)
-        if losscheck and is_lazy(value):  # the task the seed depends on (lazy.py)
+        if losscheck and is_lazy(value):  # checked when computed (lazy.py)
             value = checked(value, fname)
+            grads = [tree_map(lambda g: after(g, value), tree) for tree in grads]
         if has_aux:
             value = (value, tree_map(strip, aux))
         return value, (grads[0] if single else tuple(grads))

@@ -15,7 +15,6 @@ import numbers
 import numpy as np
 
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
-from . import lazy
 from .guard import Hold, level_holds
 from .lazy import is_lazy
 from .registry import (
@@ -455,10 +454,11 @@ def fname_of(f):
 def scalar_seed(y, fname, losscheck):
     """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
-    ``losscheck``, finite."""
+    ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
+    ``ones_like`` it, and ``value_and_grad`` checks it when it is computed (lazy.py)."""
     v = plain(y)
-    if is_lazy(v):  # a Dask array: its checks run when it is computed (lazy.py)
-        return _lazy_seed(v, fname, losscheck)
+    if is_lazy(v):
+        return _lazy_seed(v, fname)
     if not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
@@ -487,14 +487,14 @@ def scalar_seed(y, fname, losscheck):
     return np.ones(np.shape(v), dtype=np.result_type(v))
 
 
-def _lazy_seed(v, fname, losscheck):
+def _lazy_seed(v, fname):
     if math.prod(v.shape) != 1 or v.dtype.kind not in "fiub":
         raise TypeError(
             f"pullback: grad of {fname} needs a real scalar output, got a Dask array of "
             f"shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, np.mean); take "
             "np.real of a complex loss."
         )
-    return lazy.seed(v, fname, losscheck)
+    return np.ones_like(v)
 
 
 class Linearized:

@@ -2,14 +2,16 @@
 
 A loss held by a Dask array is a graph, not a number, so pullback cannot look at it while
 it differentiates: ``float(loss)`` or ``np.asarray(grad)`` would run the whole forward
-pass, once for each. Instead the check that the loss is finite (``losscheck``) becomes a
-task of the graph: ``checked`` wraps the loss so that computing it raises
-``pb.LossError`` when it is NaN or infinite, and the seed of the backward pass is built
-from that checked loss, so every gradient depends on the check too. ``dask.compute(value,
-grad)`` then evaluates the forward pass, the check and the backward pass in one pass, and a
-gradient computed on its own raises the same error. Dask is not imported here: a value is
-lazy when it follows Dask's collection protocol (``__dask_graph__``), and Dask is imported
-only to handle such a value, which means it is installed.
+pass, once for each. So the seed of the backward pass is ``np.ones_like(loss)``, built in
+the loss's graph (never a NumPy array shipped into it), and the check that the loss is
+finite (``losscheck``) becomes a task of the graph: ``checked`` wraps the loss so that
+computing it raises ``pb.LossError`` when it is NaN or infinite, and ``after`` makes each
+gradient wait for that check at its very end (the chunks of the backward pass do not wait
+for the whole loss, which would keep every chunk of the forward pass in memory).
+``dask.compute(value, grad)`` evaluates the forward pass, the backward pass and the check
+in one pass, and a gradient computed on its own raises the same error. Dask is not
+imported here: a value is lazy when it follows Dask's collection protocol
+(``__dask_graph__``), and Dask is imported only to handle such a value.
 """
 
 import math
@@ -29,8 +31,7 @@ def is_lazy(v):
 
 def checked(v, fname):
     """The lazy scalar ``v`` with a check of its own: computing it raises ``LossError``
-    when it is not finite. The task's name is a function of ``v`` and ``fname`` alone, so
-    the value handed back and the seed built from it share one task in the graph."""
+    when it is not finite (a task named ``pullback-losscheck-...`` in the graph)."""
     from dask.base import tokenize
 
     return v.map_blocks(_finite, fname, dtype=v.dtype,
@@ -49,10 +50,12 @@ def _finite(block, fname):
     return block
 
 
-def seed(v, fname, losscheck):
-    """The seed of the lazy scalar loss ``v``: ones like ``v`` (built in ``v``'s graph,
-    never a NumPy array shipped into it), which depend on the check of ``v`` with
-    ``losscheck``."""
-    if not losscheck:
-        return np.ones_like(v)
-    return checked(v, fname).map_blocks(np.ones_like, dtype=v.dtype)
+def after(g, check):
+    """``g`` computed only once ``check`` (the checked loss) has been: the same values."""
+    if not is_lazy(g):
+        return g
+    return g.map_blocks(_first, check, dtype=g.dtype)
+
+
+def _first(block, check):
+    return block

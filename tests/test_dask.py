@@ -97,6 +97,19 @@ def test_a_non_finite_loss_raises_when_computed():
     assert np.isnan(value) and np.all(np.isnan(g))
 
 
+def test_only_the_gradients_last_tasks_wait_for_the_losscheck():
+    # were the seed to wait for the loss, every chunk of the forward pass would stay in
+    # memory until the whole loss was known
+    from dask.core import flatten, get_dependencies
+
+    value, g = pb.value_and_grad(logistic_loss)(W, *data(2_000, 500))
+    (check,) = flatten(value.__dask_keys__())
+    assert check[0].startswith("pullback-losscheck")
+    graph = dict(g.__dask_graph__())
+    waiting = {key for key in graph if check in get_dependencies(graph, key)}
+    assert waiting == set(flatten(g.__dask_keys__()))
+
+
 def test_grad_of_a_lazy_loss_with_aux():
     X, y = data(1_000, 250)
 
