@@ -124,6 +124,18 @@ def test_grad_of_a_lazy_loss_with_aux():
     assert np.allclose(g, pb.grad(lambda w: loss(w, X.compute(), y.compute())[0])(W))
 
 
+def test_backward_of_a_lazy_loss_computes_nothing():
+    X, y = data(1_000, 250)
+    W_ = pb.param(W.copy())
+    with Computes() as counter:
+        logistic_loss(W_, X, y).backward()
+    assert counter.count == 0 and isinstance(W_.grad, da.Array)
+    direction = np.array([1.0, -2.0, 0.5])
+    (g,) = dask.compute(W_.grad)
+    expected = central_difference(logistic_loss, W, direction, X, y)
+    assert np.dot(g, direction) == pytest.approx(expected, rel=1e-6)
+
+
 def test_a_loss_that_is_no_scalar_names_the_fix():
     X, _ = data(100, 50)
     with pytest.raises(TypeError, match=r"Dask array of shape \(100,\).*np\.sum"):
