@@ -20,7 +20,6 @@ import numpy as np
 
 from .registry import LossError
 
-
 _EAGER = frozenset({np.ndarray, np.float64, np.float32, np.complex128, float, int, complex})
 
 
