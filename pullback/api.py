@@ -22,7 +22,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     ``f`` must return a real scalar (or ``(scalar, aux)`` with ``has_aux=True``). Arguments
     may be pytrees; the gradient has each argument's structure, shape and dtype. A NaN or
-    infinite value raises ``pb.LossError`` unless ``losscheck=False``.
+    infinite value raises ``pb.LossError`` unless ``losscheck=False``. A loss over Dask
+    arrays is not computed: the value and the gradient come back as Dask arrays (one graph,
+    for ``dask.compute(value, grad)``), and the loss is checked when they are computed.
 
     >>> value, g = pb.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     >>> value, g

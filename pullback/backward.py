@@ -305,7 +305,7 @@ def _fit(ct, cshape, target, nb, rule, v):
             ct = _sum_kept(ct, axes)
     if ct.shape != target:
         try:
-            # another backend's input (a Dask array) lends its chunks and device
+            # a Dask input lends the cotangent its chunks (no array of its size in the graph)
             ct = ct + np.zeros_like(v) if is_lazy(v) else np.broadcast_to(ct, target)
         except ValueError:
             raise ValueError(
