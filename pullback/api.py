@@ -8,6 +8,7 @@ from typing import Any, Literal, overload
 
 from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
 from .debug import loss_error
+from .lazy import after, checked, is_lazy
 from .registry import LossError
 from .tree import tree_flatten, tree_map, tree_unflatten
 
@@ -21,7 +22,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     ``f`` must return a real scalar (or ``(scalar, aux)`` with ``has_aux=True``). Arguments
     may be pytrees; the gradient has each argument's structure, shape and dtype. A NaN or
-    infinite value raises ``pb.LossError`` unless ``losscheck=False``.
+    infinite value raises ``pb.LossError`` unless ``losscheck=False``. A loss over Dask
+    arrays is not computed: the value and the gradient come back as Dask arrays (one graph,
+    for ``dask.compute(value, grad)``), and the loss is checked when they are computed.
 
     >>> value, g = pb.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     >>> value, g
@@ -47,6 +50,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             raise loss_error(error, f, args, kwargs, nums) from None
         grads = lin.pull([out], [seed])
         value = strip(out)
+        if losscheck and is_lazy(value):  # checked when computed (lazy.py)
+            value = checked(value, fname)
+            grads = [tree_map(lambda g: after(g, value), tree) for tree in grads]
         if has_aux:
             value = (value, tree_map(strip, aux))
         return value, (grads[0] if single else tuple(grads))

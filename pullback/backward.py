@@ -16,6 +16,7 @@ import numpy as np
 
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
+from .lazy import is_lazy
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -32,6 +33,7 @@ from .tree import tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
+_SCALARS = _REAL | {complex, np.complex128, np.complex64}
 
 
 # ---------------------------------------------------------------------------- the backward pass
@@ -104,7 +106,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype is not v.dtype and ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
+            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked) or (
+                    c not in _SCALARS and ct.shape != v.shape):  # (a Dask array's)
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -166,8 +169,8 @@ def _row_cotangent(row, i, g, ans, vals):
         local = d(ans, *vals)
         ct = g * (np.conjugate(local) if is_complex(local) else local)
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
-        # not finite when an entry is not)
-        if not np.isfinite(np.add.reduce(plain(ct), axis=None)):
+        # not finite when an entry is not; a Dask value is masked without computing)
+        if is_lazy(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
@@ -183,14 +186,10 @@ def _per_slice(pullback, g, out):
     # a slice's entries may be thunks: run them here, where they are stacked
     slices = [[c() if callable(c) else c for c in pullback(flat[i])]
               for i in range(len(flat))]
-    cts = []
-    for parts in zip(*slices):
-        if all(p is None for p in parts):
-            cts.append(None)
-        else:
-            stacked = np.stack(parts)
-            cts.append(np.reshape(stacked, gshape[:nb] + np.shape(plain(stacked))[1:]))
-    return tuple(cts)
+    stacks = [None if all(p is None for p in parts) else np.stack(parts)
+              for parts in zip(*slices)]
+    return tuple(None if s is None else np.reshape(s, gshape[:nb] + shape_of(s)[1:])
+                 for s in stacks)
 
 
 def zeros_for(out, batch_shape=()):
@@ -267,7 +266,7 @@ def _project(ct, parent, batch_shape, rule):
         cshape = ct.shape
     target = batch_shape + shape
     if cshape != target:
-        ct = _fit(ct, cshape, target, len(batch_shape), rule)
+        ct = _fit(ct, cshape, target, len(batch_shape), rule, v)
     cdtype = cv.dtype
     if cdtype != dtype:
         if cdtype.kind == "c" and dtype.kind != "c":
@@ -278,7 +277,7 @@ def _project(ct, parent, batch_shape, rule):
     return ct
 
 
-def _fit(ct, cshape, target, nb, rule):
+def _fit(ct, cshape, target, nb, rule, v):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
     up where the cotangent is smaller than the input (planned once per pair of shapes)."""
     plan = _plans.get((cshape, target, nb))
@@ -293,7 +292,9 @@ def _fit(ct, cshape, target, nb, rule):
         ct = ct.reshape(kept)
     if ct.shape != target:
         try:  # a small cotangent is copied out: np.broadcast_to costs far more (bench/NOTES.md)
-            if ct.__class__ is np.ndarray and math.prod(target) <= 65536:
+            if is_lazy(v):  # a Dask input lends its chunks (no array of its size in the graph)
+                ct = ct + np.zeros_like(v)
+            elif ct.__class__ is np.ndarray and math.prod(target) <= 65536:
                 ct, small = np.empty(target, ct.dtype), ct
                 ct[...] = small
             else:
@@ -380,6 +381,9 @@ def as_result(ct, x):
         return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
+    if is_lazy(ct):  # stays lazy: computed with the value, in one pass (lazy.py)
+        dtype = np.result_type(x)
+        return ct if ct.dtype == dtype else ct.astype(dtype)
     if isinstance(x, np.ndarray):
         return writeable(np.asarray(ct, dtype=x.dtype))
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
@@ -461,11 +465,14 @@ def fname_of(f):
 def scalar_seed(y, fname, losscheck):
     """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
-    ``losscheck``, finite."""
+    ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
+    ``ones_like`` it, and ``value_and_grad`` checks it when it is computed (lazy.py)."""
     v = plain(y)
     if v.__class__ is np.float64:  # the common case: a real scalar already
         if not losscheck or math.isfinite(v):
             return np.ones(())
+    elif is_lazy(v):
+        return _lazy_seed(v, fname)
     elif not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
@@ -492,6 +499,16 @@ def scalar_seed(y, fname, losscheck):
             "finite, or pass losscheck=False to differentiate it anyway"
         )
     return np.ones(np.shape(v), dtype=np.result_type(v))
+
+
+def _lazy_seed(v, fname):
+    if math.prod(v.shape) != 1 or v.dtype.kind not in "fiub":
+        raise TypeError(
+            f"pullback: grad of {fname} needs a real scalar output, got a Dask array of "
+            f"shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, np.mean); take "
+            "np.real of a complex loss."
+        )
+    return np.ones_like(v)
 
 
 class Linearized:

@@ -10,8 +10,10 @@ in the arguments, stack the lists holding them (``np.stack``, so the result is t
 and call the function again. Plain calls pay one Python call (README).
 """
 
+import copyreg
 import functools
 import importlib
+import types
 from typing import Any
 
 import numpy as np
@@ -171,7 +173,28 @@ def accepting_lists(func):
                     **{k: _as_arrays(v) for k, v in kwargs.items()})
 
     accepting_lists_wrapper._pb_original = func
+    # one step of unwrapping reaches NumPy's Python function, as it does from NumPy's own
+    # (Dask reads the signature of np.sum and others so: dask.utils.getargspec)
+    accepting_lists_wrapper.__wrapped__ = getattr(func, "__wrapped__", func)
     return accepting_lists_wrapper
+
+
+class _Module:
+    """A module pickled by its name: unpickling imports it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __reduce__(self):
+        return importlib.import_module, (self.name,)
+
+
+def _reduce_numpy_function(func):
+    """Pickle a NumPy function as its module and name, looked up when unpickled. Pickle's
+    own by-name lookup would find the wrapper in its place and refuse the function itself,
+    which Dask graphs hold (Dask takes ``np.zeros_like`` and others when it is imported):
+    a dask.distributed worker gets NumPy's function of that name."""
+    return getattr, (_Module(func.__module__), func.__name__)
 
 
 def install():
@@ -187,6 +210,8 @@ def install():
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):
             if hasattr(func, "_implementation") and not name.startswith("_"):
+                if not isinstance(func, types.FunctionType):  # NumPy's dispatcher type
+                    copyreg.pickle(type(func), _reduce_numpy_function)
                 wrapper = public.get(func) or accepting_lists(func)
                 public[func] = wrapper
                 setattr(module, name, wrapper)

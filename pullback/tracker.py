@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .backward import backward_pass, scalar_seed, strip, writeable
-from .core import Tracked, _seq, box_at, live_levels, plain, tracker_level
+from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, tracker_level
 from .debug import graph_loss_error
 from .guard import is_held
 from .registry import LossError
@@ -124,7 +124,7 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
     node = _tracker_box(self)
     if cotangent is None:
         v = plain(self)
-        if np.size(v) != 1:
+        if np.prod(shape_of(v)) != 1:  # (np.size would compute a Dask array)
             raise TypeError(
                 f"pullback: backward() of a value of shape {np.shape(v)} needs a cotangent "
                 "of that shape, e.g. y.backward(np.ones_like(y.value)); or reduce it to a "

@@ -67,6 +67,18 @@ def test_plain_calls_go_to_numpy():
     assert pb.registered_rules() and np.sum.__wrapped__ is not None
 
 
+def test_numpys_functions_pickle_and_unwrap_as_before():
+    # libraries that took NumPy's functions before pullback was imported (Dask's graphs
+    # hold them) pickle them by name and read their signatures one unwrapping away
+    import inspect
+    import pickle
+
+    for wrapper in (np.zeros_like, np.sum, np.linalg.norm):
+        original = wrapper._pb_original
+        assert pickle.loads(pickle.dumps(original)) is wrapper
+        assert inspect.getfullargspec(wrapper.__wrapped__).args[0] in ("a", "x")
+
+
 def test_scipy_rosen_equals_its_hand_written_derivatives():
     optimize = pytest.importorskip("scipy.optimize")
     x = np.array([1.3, 0.7, 0.8, 1.9, 1.2])

@@ -22,6 +22,7 @@ CASES = {
     "bayes.py": (["sklearn", "tqdm", "matplotlib"], "bayes_trace.png"),
     "tracker_loop.py": (["sklearn", "matplotlib", "pullback.optim"], "tracker_loss.png"),
     "rosenbrock.py": (["scipy", "matplotlib"], "rosenbrock_path.png"),
+    "dask_logistic.py": (["dask", "distributed", "scipy", "matplotlib"], "dask_logistic.png"),
 }
 
 
@@ -35,7 +36,8 @@ def run_example(name, tmp_path):
     modules, picture = CASES[name]
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.skip(f"{name} needs {', '.join(missing)}: pip install 'pullback[examples]'")
+        extras = "examples,dask" if "dask" in modules else "examples"
+        pytest.skip(f"{name} needs {', '.join(missing)}: pip install 'pullback[{extras}]'")
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name), "--quick", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
@@ -94,3 +96,15 @@ def test_rosenbrock(tmp_path):
     (hess,) = number(r"rosen_hess at x0: +([\d.e+-]+)", out)
     (distance,) = number(r"from the minimum \(1, \.\.\., 1\): ([\d.e+-]+)", out)
     assert der < 1e-9 and hess < 1e-9 and distance < 1e-6
+
+
+def test_dask_logistic(tmp_path):
+    out = run_example("dask_logistic.py", tmp_path)   # a LocalCluster, started and stopped
+    (difference,) = number(r"difference between the gradients at w0: ([\d.e+-]+)", out)
+    assert difference < 1e-12
+    pullback = number(r"pullback +(\d+) +([\d.]+) +[\d.]+ +[\d.]+ +(\d+) (\d+)", out)
+    by_hand = number(r"by hand +(\d+) +([\d.]+) +[\d.]+ +[\d.]+ +(\d+) (\d+)", out)
+    assert pullback[1] == pytest.approx(by_hand[1], rel=1e-10)   # the same optimum
+    assert max(pullback[2:] + by_hand[2:]) < 400                 # within the memory limit
+    (gap,) = number(r"difference between the fitted weights: ([\d.e+-]+)", out)
+    assert gap < 1e-6

@@ -96,6 +96,9 @@ def _items_layout(y, front):
     return np.moveaxis(y, tuple(range(count)), tuple(range(start, start + count)))
 
 
+_EAGER = (np.ndarray, np.generic, float, int, complex)
+
+
 def _gathers(items):
     return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
 
@@ -120,7 +123,8 @@ def index_add(g, index, shape):
     """
     items, front = normalize_index(index, len(shape))
     g = _items_layout(g, front)
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, dtype=np.result_type(g)) if isinstance(g, _EAGER) else (
+        np.zeros_like(g, shape=shape))  # another backend's (a Dask array's: lazy)
     if _gathers(items):
         np.add.at(out, items, g)
     else:

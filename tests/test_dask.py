@@ -1,0 +1,157 @@
+"""Dask data, NumPy parameters: ``pb.value_and_grad`` of a loss over Dask arrays builds one
+lazy graph, and ``dask.compute(value, grad)`` evaluates it in one pass. Skipped without
+``pip install 'pullback[dask]'``."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+from dask.callbacks import Callback  # noqa: E402
+
+
+class Computes(Callback):
+    """Counts the graphs Dask starts to compute (one per ``compute`` call)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
+
+
+def logistic_loss(w, X, y):
+    z = X @ w
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def data(n, chunk, seed=0):
+    rng = da.random.default_rng(seed)
+    X = rng.standard_normal((n, 3), chunks=(chunk, 3))
+    y = (rng.random(n, chunks=chunk) < 0.5).astype(np.float64)
+    return X, y
+
+
+W = np.array([0.3, -0.5, 0.2])
+
+
+def central_difference(f, w, direction, *rest, eps=1e-6):
+    up, down = dask.compute(f(w + eps * direction, *rest), f(w - eps * direction, *rest))
+    return (up - down) / (2 * eps)
+
+
+LOSSES = {
+    "logistic": logistic_loss,
+    "mean of a product": lambda w, X, y: np.mean(X @ w),  # a cotangent broadcast up
+    "log and where": lambda w, X, y: np.sum(
+        np.where(y > 0.5, np.log(1.0 + np.exp(X @ w)), np.tanh(X @ w) ** 2)),
+    "bias and scale": lambda w, X, y: np.mean((X * w[0] + w[1] - y[:, None]) ** 2) * w[2],
+}
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_value_and_grad_compute_nothing_until_asked_then_once(name):
+    loss = LOSSES[name]
+    X, y = data(2_000, 500)
+    with Computes() as counter:
+        value, g = pb.value_and_grad(loss)(W, X, y)
+    assert counter.count == 0
+    assert isinstance(value, da.Array) and isinstance(g, da.Array)
+    assert g.shape == W.shape and g.dtype == W.dtype
+    with Computes() as counter:
+        value, g = dask.compute(value, g)
+    assert counter.count == 1
+    assert value == pytest.approx(float(loss(W, X, y).compute()), rel=1e-12)
+    direction = np.random.default_rng(1).standard_normal(3)
+    expected = central_difference(loss, W, direction, X, y)
+    assert np.dot(g, direction) == pytest.approx(expected, rel=1e-6, abs=1e-8)
+
+
+def test_the_graph_holds_no_array_the_size_of_the_data():
+    X, y = data(50_000_000, 1_000_000)  # 1.2 GB of X and 400 MB of y, never computed
+    with Computes() as counter:
+        value, g = pb.value_and_grad(logistic_loss)(W, X, y)
+    assert counter.count == 0
+    graph = {**dict(value.__dask_graph__()), **dict(g.__dask_graph__())}
+    assert len(graph) < 40 * 50   # a few dozen tasks per chunk
+    assert len(pickle.dumps(graph)) < 1 << 20   # the seed is built like the loss, in Dask
+    # the mean's cotangent takes the chunks of the mean's input: no one-chunk broadcast
+    names = {key[0] if isinstance(key, tuple) else key for key in graph}
+    assert not [name for name in names if name.startswith("broadcast_to")]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # (in Dask's threads)
+def test_a_non_finite_loss_raises_when_computed():
+    X, y = data(1_000, 250)
+    X = da.where(da.arange(1_000)[:, None] == 600, np.nan, X)
+    with Computes() as counter:
+        value, g = pb.value_and_grad(logistic_loss)(W, X, y)
+    assert counter.count == 0
+    with pytest.raises(pb.LossError, match="loss of logistic_loss is nan.*Dask array"):
+        dask.compute(value, g)
+    with pytest.raises(pb.LossError):
+        g.compute()   # the gradient depends on the check too
+    value, g = pb.value_and_grad(logistic_loss, losscheck=False)(W, X, y)
+    value, g = dask.compute(value, g)
+    assert np.isnan(value) and np.all(np.isnan(g))
+
+
+def test_only_the_gradients_last_tasks_wait_for_the_losscheck():
+    # were the seed to wait for the loss, every chunk of the forward pass would stay in
+    # memory until the whole loss was known
+    from dask.core import flatten, get_dependencies
+
+    value, g = pb.value_and_grad(logistic_loss)(W, *data(2_000, 500))
+    (check,) = flatten(value.__dask_keys__())
+    assert check[0].startswith("pullback-losscheck")
+    graph = dict(g.__dask_graph__())
+    waiting = {key for key in graph if check in get_dependencies(graph, key)}
+    assert waiting == set(flatten(g.__dask_keys__()))
+
+
+def test_grad_of_a_lazy_loss_with_aux():
+    X, y = data(1_000, 250)
+
+    def loss(w, X, y):
+        z = X @ w
+        return np.mean((z - y) ** 2), z
+
+    (value, z), g = pb.value_and_grad(loss, has_aux=True)(W, X, y)
+    value, z, g = dask.compute(value, z, g)
+    assert z.shape == (1_000,)
+    assert value == pytest.approx(np.mean((z - y.compute()) ** 2))
+    assert np.allclose(g, pb.grad(lambda w: loss(w, X.compute(), y.compute())[0])(W))
+
+
+def test_backward_of_a_lazy_loss_computes_nothing():
+    X, y = data(1_000, 250)
+    W_ = pb.param(W.copy())
+    with Computes() as counter:
+        logistic_loss(W_, X, y).backward()
+    assert counter.count == 0 and isinstance(W_.grad, da.Array)
+    direction = np.array([1.0, -2.0, 0.5])
+    (g,) = dask.compute(W_.grad)
+    expected = central_difference(logistic_loss, W, direction, X, y)
+    assert np.dot(g, direction) == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_loss_that_is_no_scalar_names_the_fix():
+    X, _ = data(100, 50)
+    with pytest.raises(TypeError, match=r"Dask array of shape \(100,\).*np\.sum"):
+        pb.grad(lambda w, X: X @ w)(W, X)
+
+
+def test_on_a_distributed_cluster():
+    distributed = pytest.importorskip("distributed")
+    X, y = data(4_000, 1_000)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit="500MB") as cluster, \
+            distributed.Client(cluster):
+        value, g = dask.compute(*pb.value_and_grad(logistic_loss)(W, X, y))
+    local, expected = pb.value_and_grad(logistic_loss)(W, X.compute(), y.compute())
+    assert value == pytest.approx(local, rel=1e-12) and np.allclose(g, expected, rtol=1e-10)
