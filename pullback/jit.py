@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._jit_passes import _astype, _eye_product, _original, drop_copies, simplify
 from .core import Tracked, apply, map_boxes, plain, top_level
 from .registry import getitem
 from .tree import tree_flatten, tree_unflatten
@@ -117,10 +118,6 @@ def _wrap(trace, out, node, args):
 # functions whose result depends only on shapes and dtypes, which key the cache
 _STATIC = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                      np.isrealobj, np.min_scalar_type})
-
-
-def _astype(x, dtype, **kwargs):
-    return x.astype(dtype, **kwargs)
 
 
 def _run_primitive(body, args, kwargs):
@@ -221,12 +218,6 @@ _OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "
               np.greater: ">", np.less: "<", np.greater_equal: ">=", np.less_equal: "<=",
               np.equal: "==", np.not_equal: "!="}
 _UNARY = {np.negative: "-", np.positive: "+", np.invert: "~"}
-
-
-def _original(func):
-    """NumPy's own function under pullback's wrapper of it (construct.py): what a
-    recorded node names."""
-    return getattr(func, "_pb_original", func)
 
 
 _REDUCE = {_original(f): name for f, name in (
@@ -331,6 +322,10 @@ class _Source:
     def call(self, func, args, kwargs):
         if func is getitem:
             return f"{self.expr(args[0])}[{self.index(args[1])}]"
+        if func is _eye_product:  # the identity basis of a Jacobian, multiplied in
+            x, eye, left = (self.expr(a) for a in args)
+            product = f"{eye} @ {x}" if args[2] else f"{x} @ {eye}"
+            return f"np.add({x}, 0.0, order='C') if np.isfinite({x}).all() else {product}"
         if func is _astype:
             kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
             return f"{self.expr(args[0])}.astype({self.expr(args[1])}{kw})"
@@ -355,6 +350,10 @@ class _Source:
         swapaxes, the ``.reshape`` method."""
         first = args[0] if args else None
         value = first.value if isinstance(first, Traced) else None
+        if (func is _original(np.reshape) and isinstance(value, (np.ndarray, np.generic))
+                and len(args) == 2 and set(kwargs) <= {"order"}):
+            kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
+            return f"{self.expr(first)}.reshape({self.expr(args[1])}{kw})"
         if type(value) is not np.ndarray or value.ndim == 0:
             return None
         a = self.expr(first)
@@ -383,8 +382,6 @@ class _Source:
                 and args[1] != args[2]) or (func is _original(np.transpose) and len(args) == 1
                                             and kwargs.get("axes") is None):
             return f"{a}.T"
-        if func is _original(np.reshape) and len(args) == 2 and not kwargs:
-            return f"{a}.reshape({self.expr(args[1])})"
         return None
 
     def output(self, x, out_def):
@@ -444,8 +441,20 @@ def _emit(fname, trace, params, outs, out_def):
             if first is not e:
                 same[id(e)] = first
 
+    def shared(x):
+        return same.get(id(x), x) if isinstance(x, Traced) else x
+
+    # then nodes that equal another node or a constant, or a cheaper call (_jit_passes)
+    subst, nodes = simplify(trace.events, shared, outs, params)
+
     def rep(x):
-        return same.get(id(x), x)
+        x = shared(x)
+        while isinstance(x, Traced) and id(x) in subst:
+            x = shared(subst[id(x)])
+        return x
+
+    def node_of(box):
+        return nodes.get(id(box), box.args)
 
     def deps(node):
         found = []
@@ -453,24 +462,33 @@ def _emit(fname, trace, params, outs, out_def):
         while stack:
             for a in stack.pop():
                 if isinstance(a, Traced):
-                    found.append(rep(a))
+                    a = rep(a)
+                    if isinstance(a, Traced):
+                        found.append(a)
                 elif type(a) in (list, tuple):
                     stack.append(a)
                 elif type(a) is slice:
                     stack.append((a.start, a.stop, a.step))
         return found
 
-    # drop what neither an output nor a guard needs
-    needed: set[int] = set()
-    stack = [rep(o) for o in outs if isinstance(o, Traced)]
-    stack += [rep(e[0]) for e in trace.events if not isinstance(e, Traced)]
-    while stack:
-        b = stack.pop()
-        if id(b) in needed:
-            continue
-        needed.add(id(b))
-        if b.args is not None:
-            stack.extend(deps(b.args))
+    def live():
+        """The nodes an output or a guard needs, in order (what is left is dropped)."""
+        needed: set[int] = set()
+        stack = [rep(o) for o in outs if isinstance(o, Traced)]
+        stack += [rep(e[0]) for e in trace.events if not isinstance(e, Traced)]
+        while stack:
+            b = stack.pop()
+            if not isinstance(b, Traced) or id(b) in needed:
+                continue
+            needed.add(id(b))
+            if b.args is not None:
+                stack.extend(deps(node_of(b)))
+        return [e for e in trace.events if isinstance(e, Traced) and id(e) in needed
+                and rep(e) is e and e.args is not None]
+
+    subst.update(drop_copies(live(), rep, node_of, outs))
+    boxes = live()
+    needed = {id(b) for b in boxes}
 
     src = _Source()
     for name, box in params:
@@ -480,23 +498,20 @@ def _emit(fname, trace, params, outs, out_def):
     for e in trace.events:
         if not isinstance(e, Traced):
             box, kind, expected = e
-            lines.extend(_guard_lines(src, src.names[id(rep(box))], kind, expected))
-            continue
-        if rep(e) is not e:
+            box = rep(box)
+            if isinstance(box, Traced):  # a guard on a constant holds
+                lines.extend(_guard_lines(src, src.names[id(box)], kind, expected))
             continue
         if id(e) not in needed:
             continue
-        node = e.args
-        func, args, kwargs = node
+        func, args, kwargs = node_of(e)
         args = _mapped(args, rep)
         kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
         text = src.call(func, args, kwargs)
-        name = src.fresh(f"{_short(func)}_{next(src.counter)}")
+        name = src.fresh(f"{_short(e.args[0])}_{next(src.counter)}")
         src.names[id(e)] = name
         lines.append(f"{name} = {text}")
-    for e in trace.events:  # CSE'd boxes share their first box's name
-        if isinstance(e, Traced) and rep(e) is not e and id(rep(e)) in src.names:
-            src.names[id(e)] = src.names[id(rep(e))]
+    outs = [rep(o) if isinstance(o, Traced) else o for o in outs]
     ret = src.output(outs, out_def)
     defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]
     head = ", ".join([n for n, _ in params] + ([f"*, {', '.join(f'{n}={n}' for n in defaults)}"]
