@@ -400,3 +400,45 @@ def drop_copies(boxes: list[Any], canon, node_of, outs: list[Any]) -> dict[int, 
                 and owned(x) and _same_bits(x.value, e.value)):
             drops[id(e)] = x
     return drops
+
+
+REUSE_SIZE = 1 << 15  # elements: below it a new array costs less than out= does
+
+
+def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[int]
+               ) -> dict[int, Any]:
+    """For big elementwise ufunc calls, an operand that dies there, to write the result
+    into (``out=``): a new array of the same shape and dtype that nothing else sees (no
+    view of it, not returned), as a hand-written ``dz *= 1 - h * h`` does. The ufunc's
+    values are the same with ``out=`` an input (NumPy reads each element before it writes
+    it, and copies where the memory overlaps otherwise)."""
+    last: dict[int, int] = {}
+    viewed: set[int] = set()
+    for i, e in enumerate(boxes):
+        func = node_of(e)[0]
+        for a in _leaves(node_of(e)[1:], []):
+            a = canon(a)
+            last[id(a)] = i
+            if not _fresh(func):
+                viewed.add(id(a))
+    for o in outs:
+        if isinstance(o, Tracked):
+            viewed.add(id(canon(o)))
+    taken: set[int] = set()
+    reuse: dict[int, Any] = {}
+    for i, e in enumerate(boxes):
+        func, args, kwargs = node_of(e)
+        value = e.value
+        if (not isinstance(func, np.ufunc) or func.signature is not None or func.nout != 1
+                or kwargs or type(value) is not np.ndarray or value.size < REUSE_SIZE):
+            continue
+        for a in args:
+            a = canon(a)
+            if (isinstance(a, Tracked) and a.args is not None and id(a) not in taken
+                    and id(a) not in viewed and id(a) not in guarded and last.get(id(a)) == i
+                    and _fresh(node_of(a)[0]) and type(a.value) is np.ndarray
+                    and a.value.shape == value.shape and a.value.dtype == value.dtype):
+                taken.add(id(a))
+                reuse[id(e)] = a
+                break
+    return reuse

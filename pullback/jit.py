@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ._jit_passes import _astype, _eye_product, _original, drop_copies, simplify
+from ._jit_passes import (
+    REUSE_SIZE,
+    _astype,
+    _eye_product,
+    _original,
+    drop_copies,
+    reuse_dead,
+    simplify,
+)
 from .core import Tracked, apply, map_boxes, plain, top_level
 from .registry import getitem
 from .tree import tree_flatten, tree_unflatten
@@ -489,29 +497,40 @@ def _emit(fname, trace, params, outs, out_def):
     subst.update(drop_copies(live(), rep, node_of, outs))
     boxes = live()
     needed = {id(b) for b in boxes}
+    guarded = {id(rep(e[0])) for e in trace.events if not isinstance(e, Traced)}
+    reuse = reuse_dead(boxes, rep, node_of, outs, guarded)
 
     src = _Source()
     for name, box in params:
         src.names[id(box)] = name
         src.used.add(name)
+    outs = [rep(o) if isinstance(o, Traced) else o for o in outs]
+    # big arrays are let go after their last use, for the allocator to hand out again
+    last: dict[int, int] = {}
+    for i, e in enumerate(trace.events):
+        if not isinstance(e, Traced):
+            last[id(rep(e[0]))] = i
+        elif id(e) in needed:
+            for a in deps(node_of(e)):
+                last[id(a)] = i
+    kept = {id(o) for o in outs} | {id(b) for _, b in params}
+    drop_after: dict[int, list[Traced]] = {}
+    for b in boxes:
+        if (id(b) not in kept and type(b.value) is np.ndarray
+                and b.value.size >= REUSE_SIZE and id(b) in last):
+            drop_after.setdefault(last[id(b)], []).append(b)
     lines = []
-    for e in trace.events:
+    for i, e in enumerate(trace.events):
         if not isinstance(e, Traced):
             box, kind, expected = e
             box = rep(box)
             if isinstance(box, Traced):  # a guard on a constant holds
                 lines.extend(_guard_lines(src, src.names[id(box)], kind, expected))
-            continue
-        if id(e) not in needed:
-            continue
-        func, args, kwargs = node_of(e)
-        args = _mapped(args, rep)
-        kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
-        text = src.call(func, args, kwargs)
-        name = src.fresh(f"{_short(e.args[0])}_{next(src.counter)}")
-        src.names[id(e)] = name
-        lines.append(f"{name} = {text}")
-    outs = [rep(o) if isinstance(o, Traced) else o for o in outs]
+        elif id(e) in needed:
+            lines.append(_line(src, e, node_of(e), rep, reuse))
+        if i in drop_after:
+            lines.append(f"del {', '.join(src.names[id(b)] for b in drop_after[i])}")
+
     ret = src.output(outs, out_def)
     defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]
     head = ", ".join([n for n, _ in params] + ([f"*, {', '.join(f'{n}={n}' for n in defaults)}"]
@@ -526,6 +545,19 @@ def _emit(fname, trace, params, outs, out_def):
     namespace.update(_HELPERS)
     exec(code, namespace)
     return source, namespace[fname], src.keep
+
+
+def _line(src, e, node, rep, reuse):
+    """The line that computes node ``e``."""
+    func, args, kwargs = node
+    args = _mapped(args, rep)
+    kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
+    if id(e) in reuse:  # into an operand that dies here
+        kwargs = {"out": reuse[id(e)]}
+    text = src.call(func, args, kwargs)
+    name = src.fresh(f"{_short(e.args[0])}_{next(src.counter)}")
+    src.names[id(e)] = name
+    return f"{name} = {text}"
 
 
 def _describe(x):
