@@ -260,6 +260,100 @@ def _identity_view(func, args, kwargs, value):
         kwargs) <= {"order"}
 
 
+_EXTREMA = frozenset(_original(f) for f in (np.max, np.amax, np.min, np.amin))
+_SUMS = frozenset({_original(np.sum)})
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if type(axis) is tuple else (axis,)
+    if not all(type(a) is int for a in axes):
+        return None
+    return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+def _reduction(x, kinds, canon):
+    """For a node reducing an array over some axes (``np.max(x, axis=1)``, its ufunc's
+    ``reduce``, no ``initial`` nor ``where``): ``(x, axes, keepdims)``."""
+    if not isinstance(x, Tracked) or x.args is None:
+        return None
+    func, args, kwargs = x.args
+    owner = getattr(func, "__self__", None)
+    if _original(func) in kinds or (isinstance(owner, np.ufunc) and func.__name__ == "reduce"
+                                    and owner in kinds):
+        if len(args) != 1 or not isinstance(args[0], Tracked) or set(kwargs) - {
+                "axis", "keepdims"}:
+            return None
+        source = canon(args[0])
+        if not isinstance(source, Tracked):
+            return None
+        axis = kwargs.get("axis", None if _original(func) in kinds else 0)
+        axes = _axes(axis, np.ndim(source.value))
+        return None if axes is None else (source, axes, bool(kwargs.get("keepdims", False)))
+    return None
+
+
+def _kept(shape, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _extremum_of(m, canon):
+    """For ``m`` the max or min of ``x`` over ``axes``, with those axes kept as ones (by
+    ``keepdims`` or a reshape): ``(x, axes)``."""
+    if isinstance(m, Tracked) and m.args is not None and _original(m.args[0]) is _original(
+            np.reshape) and len(m.args[1]) == 2 and isinstance(m.args[1][0], Tracked):
+        inner = canon(m.args[1][0])
+    else:
+        inner = m
+    found = _reduction(inner, _EXTREMA | {np.maximum, np.minimum}, canon)
+    if found is None:
+        return None
+    x, axes, _ = found
+    if np.shape(m.value) != _kept(np.shape(x.value), axes):
+        return None
+    return x, axes
+
+
+def _of(x, func, canon):
+    """The arguments of node ``x`` when it is a plain call of ufunc ``func``."""
+    if isinstance(x, Tracked) and x.args is not None and x.args[0] is func and not x.args[2]:
+        return tuple(canon(a) for a in x.args[1])
+    return None
+
+
+def _nan_of_extremum(p, q, canon):
+    """Whether ``(p, q)`` is ``(isnan(x), isnan(m))`` with ``m`` an extremum of ``x``: a
+    NaN in ``x`` makes its slice's extremum NaN, so ``p & q`` is ``p``."""
+    (x,), (m,) = _of(p, np.isnan, canon) or (None,), _of(q, np.isnan, canon) or (None,)
+    found = _extremum_of(m, canon) if m is not None else None
+    return found is not None and x is found[0]
+
+
+def _hits_every_slice(mask, axes, canon):
+    """Whether ``mask`` is ``(x == m) | (isnan(x) [& isnan(m)])`` for ``m`` the extremum of
+    ``x`` over ``axes``: true somewhere in every slice (the extremum is an element of it,
+    or it is NaN and so is an element)."""
+    parts = _of(mask, np.bitwise_or, canon) or _of(mask, np.logical_or, canon)
+    if parts is None or len(parts) != 2:
+        return False
+    for eq, nan in (parts, parts[::-1]):
+        pair = _of(eq, np.equal, canon)
+        if pair is None or len(pair) != 2:
+            continue
+        for x, m in (pair, pair[::-1]):
+            found = _extremum_of(m, canon)
+            if found is None or found[0] is not x or found[1] != axes:
+                continue
+            nan_args = _of(nan, np.isnan, canon)
+            if nan_args is not None and nan_args[0] is x:
+                return True
+            both = _of(nan, np.bitwise_and, canon) or _of(nan, np.logical_and, canon)
+            if both is not None and len(both) == 2 and _nan_of_extremum(*both, canon):
+                return True
+    return False
+
+
 def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
              ) -> tuple[dict[int, Any], dict[int, Any]]:
     """``(subst, nodes)`` for a trace's events, after ``rep`` (common subexpressions):
@@ -331,9 +425,43 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
         if id(e) in static and _identity_view(func, args, kwargs, e.value):
             accept(e, args[0])  # x[:], x.reshape(x.shape): x
             continue
+        if (id(e) in static and _original(func) is _original(np.reshape) and len(args) == 2
+                and set(kwargs) <= {"order"}):
+            # np.sum(x, axis, keepdims=True).reshape(without those axes): keepdims=False
+            found = _reduction(args[0], _EXTREMA | _SUMS | {np.add, np.maximum, np.minimum},
+                               canon)
+            if found is not None and found[2] and len(users.get(id(args[0]), ())) == 1:
+                x, axes, _ = found
+                shape = tuple(n for i, n in enumerate(np.shape(x.value)) if i not in axes)
+                r_func, r_args, r_kwargs = args[0].args
+                call = (r_func, (x,), {**r_kwargs, "keepdims": False})
+                if np.shape(e.value) == shape and id(args[0]) not in output_ids and _same_bits(
+                        r_func(x.value, **call[2]), e.value):
+                    nodes[id(e)] = call
+            continue
         if not isinstance(func, np.ufunc) or kwargs or id(e) not in static:
             continue
         kinds = {np.result_type(_value(a)).kind for a in args}
+        if func in (np.bitwise_and, np.logical_and) and len(args) == 2 and any(
+                _nan_of_extremum(p, q, canon) and accept(e, p)
+                for p, q in (args, args[::-1])):
+            continue  # isnan(x) & isnan(max(x)): isnan(x)
+        if (func is np.maximum and len(args) == 2 and _constant(args[1], 1)
+                and type(args[1]) is int):
+            # np.maximum(count, 1) of a count that is at least one: the count
+            found = _reduction(args[0], _SUMS | {np.add}, canon)
+            if (found is not None and found[2]
+                    and _hits_every_slice(found[0], found[1], canon) and accept(e, args[0])):
+                continue
+        if func is np.add and len(args) == 2:  # a + (-b): a - b
+            for a, b in (args, args[::-1]):
+                negated = _of(b, np.negative, canon)
+                if negated is not None and len(negated) == 1 and _same_bits(
+                        np.subtract(_value(a), _value(negated[0])), e.value):
+                    nodes[id(e)] = (np.subtract, (a, negated[0]), {})
+                    break
+            if id(e) in nodes:
+                continue
         same = _identity_of((func, args), kinds, private)
         if (same is not None and isinstance(same, Tracked) and id(same) in static
                 and kinds <= set("fiu") and not escapes(e) and accept(e, same)):

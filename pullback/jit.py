@@ -555,7 +555,7 @@ def _line(src, e, node, rep, reuse):
     if id(e) in reuse:  # into an operand that dies here
         kwargs = {"out": reuse[id(e)]}
     text = src.call(func, args, kwargs)
-    name = src.fresh(f"{_short(e.args[0])}_{next(src.counter)}")
+    name = src.fresh(f"{_short(func)}_{next(src.counter)}")
     src.names[id(e)] = name
     return f"{name} = {text}"
 
