@@ -618,20 +618,46 @@ _HELPERS["operator"] = operator
 
 # ---------------------------------------------------------------------------- jit
 
-def _structure(x, leaves):
-    """A hashable description of ``x``'s pytree structure (tree.py's order of leaves)."""
+def _signature(x, sig, inputs):
+    """Append to ``sig`` a hashable description of ``x``'s pytree structure with the
+    shapes and dtypes of its arrays and the values of its other leaves, and to ``inputs``
+    its arrays, in tree.py's order of leaves. Returns whether a leaf is tracked (a call
+    inside a trace or a transform). The hot path of every call: arrays in tuples and lists
+    are handled inline."""
     t = type(x)
-    if t is tuple or t is list or issubclass(t, tuple) and hasattr(t, "_fields"):
-        return (t, tuple(_structure(c, leaves) for c in x))
-    if t is dict:
-        return (dict, tuple(x), tuple(_structure(v, leaves) for v in x.values()))
-    leaves.append(x)
-    return None
+    if t is tuple or t is list:
+        sig.append(t)
+        sig.append(len(x))
+        tracked = False
+        for c in x:
+            if type(c) is np.ndarray:
+                sig.append(c.shape)
+                sig.append(c.dtype)
+                inputs.append(c)
+            else:
+                tracked = _signature(c, sig, inputs) or tracked
+        return tracked
+    if t is np.ndarray:
+        sig.append(x.shape)
+        sig.append(x.dtype)
+        inputs.append(x)
+        return False
+    if t is dict or issubclass(t, tuple) and hasattr(t, "_fields"):
+        sig.append(t)
+        sig.append(tuple(x) if t is dict else len(x))
+        tracked = False
+        for c in (x.values() if t is dict else x):
+            tracked = _signature(c, sig, inputs) or tracked
+        return tracked
+    sig.append(_leaf_key(x))  # one entry, never a shape: its first item is not an int
+    if isinstance(x, (np.ndarray, np.generic)):
+        inputs.append(x)
+    return isinstance(x, Tracked)
 
 
 def _leaf_key(x):
     if isinstance(x, np.ndarray):
-        return (x.shape, x.dtype)
+        return ((x.shape, x.dtype),)
     if isinstance(x, np.generic):
         return (x.dtype,)
     return (type(x), x)  # a Python value: part of the key (it must be hashable)
@@ -788,22 +814,25 @@ class Jitted:
         return program.source
 
     def _run(self, args, kwargs):
-        leaves: list[Any] = []
-        structure = _structure((args, kwargs), leaves)
-        captured = [c.get() for c in self._captured]
+        sig: list[Any] = []
+        inputs: list[Any] = []
+        tracked = _signature(args, sig, inputs)
+        if kwargs:
+            tracked = _signature(kwargs, sig, inputs) or tracked
+        if self._captured:
+            captured = [c.get() for c in self._captured]
+            sig.append(tuple(_leaf_key(x) for x in captured))
+            inputs += [x for x in captured if isinstance(x, np.ndarray)]
         try:
-            key = (structure, tuple(_leaf_key(x) for x in leaves),
-                   tuple(_leaf_key(x) for x in captured))
+            key = tuple(sig)
             hash(key)
         except TypeError:
             raise TypeError(
                 f"pullback: pb.jit({self._fname}) got an argument that is neither an array "
                 "nor hashable; pass arrays, numbers, strings and pytrees of them"
             ) from None
-        if any(isinstance(x, Tracked) for x in leaves):  # inside a trace or a transform
+        if tracked:  # inside a trace or a transform
             return self._f(*args, **kwargs), None
-        inputs = [x for x in leaves if isinstance(x, (np.ndarray, np.generic))]
-        inputs += [x for x in captured if isinstance(x, np.ndarray)]
         programs = self._programs.get(key)
         if programs is not None:
             for program in programs:
