@@ -164,16 +164,17 @@ def _same_bits(a, b):
 
 
 def _constant(x, value, private=frozenset()):
-    """Whether ``x`` is a constant (not a node) of size one holding ``value``: a number, or
+    """Whether ``x`` is a constant (not a node) holding ``value`` everywhere: a number, or
     an array only the trace holds."""
     if isinstance(x, Tracked) or not isinstance(x, (int, float, np.ndarray, np.generic)):
         return False
     if isinstance(x, np.ndarray) and id(x) not in private:
         return False
-    if isinstance(x, bool) or np.size(x) != 1:
+    if isinstance(x, bool) or np.size(x) == 0:
         return False
-    return bool(np.asarray(x) == value) and (
-        value != 0 or not np.signbit(np.asarray(x)).any())
+    x = np.asarray(x)
+    return x.dtype.kind in "biuf" and bool(np.all(x == value)) and (
+        value != 0 or x.dtype.kind != "f" or not np.signbit(x).any())
 
 
 def _identity_of(x, kinds, private):
@@ -438,6 +439,12 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
                 if np.shape(e.value) == shape and id(args[0]) not in output_ids and _same_bits(
                         r_func(x.value, **call[2]), e.value):
                     nodes[id(e)] = call
+            continue
+        if (_original(func) is _original(np.where) and len(args) == 3 and not kwargs
+                and id(e) in static and not escapes(e)):
+            for flag, chosen in ((True, args[1]), (False, args[2])):
+                if _constant(args[0], flag, private) and accept(e, chosen):
+                    break  # np.where with a constant condition: the side it takes
             continue
         if not isinstance(func, np.ufunc) or kwargs or id(e) not in static:
             continue
