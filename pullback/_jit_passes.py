@@ -16,6 +16,7 @@ gives the same bits.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -43,6 +44,11 @@ def _eye_product(x, eye, left):
     return eye @ x if left else x @ eye
 
 
+def _finite_number(x):
+    """``np.isfinite`` of a float16, 32 or 64 number, as a guard tests it."""
+    return math.isfinite(x)
+
+
 # whose result's shape and dtype follow from those of the first argument (the others
 # being constants)
 _BY_FIRST = frozenset(_original(f) for f in (
@@ -50,6 +56,11 @@ _BY_FIRST = frozenset(_original(f) for f in (
     np.max, np.min, np.amax, np.amin, np.prod, np.all, np.any, np.ravel, np.squeeze,
     np.expand_dims, np.cumsum, np.real, np.imag, np.zeros_like, np.ones_like, np.full_like,
     np.copy, np.ascontiguousarray)) | {_astype}
+def _finite_number(x):
+    """``np.isfinite`` of a float16, 32 or 64 number, as a guard tests it."""
+    return math.isfinite(x)
+
+
 # whose result's shape and dtype follow from those of all their (array) arguments
 _BY_ALL = frozenset(_original(f) for f in (np.dot, np.outer, np.inner, np.where))
 # functions of shape and dtype alone
@@ -447,6 +458,11 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
                     break  # np.where with a constant condition: the side it takes
             continue
         if not isinstance(func, np.ufunc) or kwargs or id(e) not in static:
+            continue
+        if (func is np.isfinite and len(args) == 1 and isinstance(args[0], Tracked)
+                and type(args[0].value) in (np.float16, np.float32, np.float64)
+                and id(e) not in users and id(e) not in output_ids):
+            nodes[id(e)] = (_finite_number, args, {})  # read by guards alone
             continue
         kinds = {np.result_type(_value(a)).kind for a in args}
         if func in (np.bitwise_and, np.logical_and) and len(args) == 2 and any(

@@ -18,6 +18,7 @@ import functools
 import itertools
 import keyword
 import linecache
+import math
 import operator
 import sys
 import types
@@ -31,6 +32,7 @@ from ._jit_passes import (
     REUSE_SIZE,
     _astype,
     _eye_product,
+    _finite_number,
     _original,
     drop_copies,
     reuse_dead,
@@ -271,7 +273,7 @@ class _Source:
 
     def __init__(self):
         self.names: dict[int, str] = {}     # id(box) -> name
-        self.used = {"np", "RETRACE"}
+        self.used = {"np", "RETRACE", "math", "operator"}
         self.consts: dict[int, str] = {}    # id(constant) -> parameter name
         self.namespace: dict[str, Any] = {"np": np, "RETRACE": RETRACE}
         self.keep: list[Any] = []           # the constants, alive as long as the program
@@ -330,6 +332,8 @@ class _Source:
     def call(self, func, args, kwargs):
         if func is getitem:
             return f"{self.expr(args[0])}[{self.index(args[1])}]"
+        if func is _finite_number:  # a guard's test of a float: Python's, without a ufunc
+            return f"math.isfinite({self.expr(args[0])})"
         if func is _eye_product:  # the identity basis of a Jacobian, multiplied in
             x, eye, left = (self.expr(a) for a in args)
             product = f"{eye} @ {x}" if args[2] else f"{x} @ {eye}"
@@ -555,7 +559,8 @@ def _line(src, e, node, rep, reuse):
     if id(e) in reuse:  # into an operand that dies here
         kwargs = {"out": reuse[id(e)]}
     text = src.call(func, args, kwargs)
-    name = src.fresh(f"{_short(func)}_{next(src.counter)}")
+    named = e.args[0] if func in (_finite_number, _eye_product) else func
+    name = src.fresh(f"{_short(named)}_{next(src.counter)}")
     src.names[id(e)] = name
     return f"{name} = {text}"
 
@@ -614,6 +619,7 @@ def _guard_lines(src, name, kind, expected):
 
 
 _HELPERS["operator"] = operator
+_HELPERS["math"] = math
 
 
 # ---------------------------------------------------------------------------- jit
@@ -935,7 +941,7 @@ def _unique(params):
     out = []
     for name, box in params:
         base = name if name.isidentifier() and not keyword.iskeyword(name) else f"_{name}"
-        if base in ("np", "RETRACE", "operator", "_same", "_same_array"):
+        if base in ("np", "RETRACE", "operator", "math", "_same", "_same_array"):
             base = f"{base}_"
         n, k = base, 1
         while n in used:
