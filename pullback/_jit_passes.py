@@ -102,8 +102,11 @@ def _ufunc_method(func):
         "reduce", "accumulate", "outer", "reduceat")
 
 
-def _fresh(func):
-    """Whether ``func``'s result is always a new array (never a view of an argument)."""
+def _fresh(node):
+    """Whether a node's result is always a new array (never a view of an argument)."""
+    func, _, kwargs = node
+    if func is _astype and kwargs.get("copy", True) is not True:
+        return False
     return isinstance(func, np.ufunc) or _ufunc_method(func) or func in _FRESH_FUNCS
 
 
@@ -407,7 +410,7 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
             return False  # a number: no one can write into it
         if id(e) not in memo:
             memo[id(e)] = depth > 20 or id(e) in output_ids or any(
-                not _fresh(u.args[0]) and escapes(u, depth + 1) for u in users.get(id(e), ()))
+                not _fresh(u.args) and escapes(u, depth + 1) for u in users.get(id(e), ()))
         return memo[id(e)]
 
     def accept(e, replacement):
@@ -476,7 +479,7 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
             if (found is not None and found[2]
                     and _hits_every_slice(found[0], found[1], canon) and accept(e, args[0])):
                 continue
-        if func is np.add and len(args) == 2:  # a + (-b): a - b
+        if func is np.add and len(args) == 2 and kinds <= set("fiuc"):  # a + (-b): a - b
             for a, b in (args, args[::-1]):
                 negated = _of(b, np.negative, canon)
                 if negated is not None and len(negated) == 1 and _same_bits(
@@ -502,6 +505,8 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
             continue
         # a broadcast_to (or a reshape adding leading ones) that the ufunc's own
         # broadcasting makes anyway
+        if func.signature is not None:
+            continue  # matmul: its core dimensions do not broadcast
         new = list(args)
         for i, a in enumerate(args):
             source = _broadcast_source(a, canon)
@@ -533,7 +538,7 @@ def drop_copies(boxes: list[Any], canon, node_of, outs: list[Any]) -> dict[int, 
         if not isinstance(x, Tracked) or x.args is None or depth > 8:
             return False
         func, args, _ = node_of(x)
-        if _fresh(func):
+        if _fresh(node_of(x)):
             return True
         view = (func is getitem or _original(func) in (
             _original(np.reshape), _original(np.transpose), _original(np.swapaxes)))
@@ -566,11 +571,11 @@ def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[i
     last: dict[int, int] = {}
     viewed: set[int] = set()
     for i, e in enumerate(boxes):
-        func = node_of(e)[0]
+        fresh = _fresh(node_of(e))
         for a in _leaves(node_of(e)[1:], []):
             a = canon(a)
             last[id(a)] = i
-            if not _fresh(func):
+            if not fresh:
                 viewed.add(id(a))
     for o in outs:
         if isinstance(o, Tracked):
@@ -587,7 +592,7 @@ def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[i
             a = canon(a)
             if (isinstance(a, Tracked) and a.args is not None and id(a) not in taken
                     and id(a) not in viewed and id(a) not in guarded and last.get(id(a)) == i
-                    and _fresh(node_of(a)[0]) and type(a.value) is np.ndarray
+                    and _fresh(node_of(a)) and type(a.value) is np.ndarray
                     and a.value.shape == value.shape and a.value.dtype == value.dtype):
                 taken.add(id(a))
                 reuse[id(e)] = a
