@@ -56,11 +56,6 @@ _BY_FIRST = frozenset(_original(f) for f in (
     np.max, np.min, np.amax, np.amin, np.prod, np.all, np.any, np.ravel, np.squeeze,
     np.expand_dims, np.cumsum, np.real, np.imag, np.zeros_like, np.ones_like, np.full_like,
     np.copy, np.ascontiguousarray)) | {_astype}
-def _finite_number(x):
-    """``np.isfinite`` of a float16, 32 or 64 number, as a guard tests it."""
-    return math.isfinite(x)
-
-
 # whose result's shape and dtype follow from those of all their (array) arguments
 _BY_ALL = frozenset(_original(f) for f in (np.dot, np.outer, np.inner, np.where))
 # functions of shape and dtype alone
@@ -117,7 +112,7 @@ def _static(func, args, kwargs, static):
     if not all(id(a) in static for a in traced):
         return False
     if isinstance(func, np.ufunc) or func in _BY_ALL:
-        return True
+        return func is not _original(np.where) or len(args) == 3  # np.where(c): nonzero
     first = args[0] if args else None
     rest = [a for a in traced if a is not first]
     if rest:
