@@ -553,16 +553,17 @@ def drop_copies(boxes: list[Any], canon, node_of, outs: list[Any]) -> dict[int, 
     return drops
 
 
-REUSE_SIZE = 1 << 15  # elements: below it a new array costs less than out= does
+FREE_SIZE = 1 << 15  # elements: arrays this big are let go after their last use
 
 
 def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[int]
                ) -> dict[int, Any]:
-    """For big elementwise ufunc calls, an operand that dies there, to write the result
-    into (``out=``): a new array of the same shape and dtype that nothing else sees (no
-    view of it, not returned), as a hand-written ``dz *= 1 - h * h`` does. The ufunc's
-    values are the same with ``out=`` an input (NumPy reads each element before it writes
-    it, and copies where the memory overlaps otherwise)."""
+    """For elementwise ufunc calls, an operand that dies there, to write the result into
+    (``out=``, cheaper than a new array at every size): a new array of the same shape and
+    dtype that nothing else sees (no view of it, not returned), as a hand-written
+    ``dz *= 1 - h * h`` does. The ufunc's values are the same with ``out=`` an input
+    (NumPy reads each element before it writes it, and copies where the memory overlaps
+    otherwise)."""
     last: dict[int, int] = {}
     viewed: set[int] = set()
     for i, e in enumerate(boxes):
@@ -581,7 +582,7 @@ def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[i
         func, args, kwargs = node_of(e)
         value = e.value
         if (not isinstance(func, np.ufunc) or func.signature is not None or func.nout != 1
-                or kwargs or type(value) is not np.ndarray or value.size < REUSE_SIZE):
+                or kwargs or type(value) is not np.ndarray):
             continue
         for a in args:
             a = canon(a)

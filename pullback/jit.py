@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._jit_passes import (
-    REUSE_SIZE,
+    FREE_SIZE,
     _astype,
     _eye_product,
     _finite_number,
@@ -521,7 +521,7 @@ def _emit(fname, trace, params, outs, out_def):
     drop_after: dict[int, list[Traced]] = {}
     for b in boxes:
         if (id(b) not in kept and type(b.value) is np.ndarray
-                and b.value.size >= REUSE_SIZE and id(b) in last):
+                and b.value.size >= FREE_SIZE and id(b) in last):
             drop_after.setdefault(last[id(b)], []).append(b)
     lines = []
     for i, e in enumerate(trace.events):
