@@ -806,7 +806,7 @@ class Jitted:
         >>> print(step.source(np.ones(3)))
         def _lambda(x):
             sin_1 = np.sin(x)
-            multiply_2 = sin_1 * 2.0
+            multiply_2 = np.multiply(sin_1, 2.0, out=sin_1)
             sum_3 = np.add.reduce(multiply_2, axis=None)
             return sum_3
         <BLANKLINE>
