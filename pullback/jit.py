@@ -18,6 +18,7 @@ import functools
 import itertools
 import keyword
 import linecache
+import math
 import operator
 import sys
 import types
@@ -27,6 +28,16 @@ from typing import Any
 
 import numpy as np
 
+from ._jit_passes import (
+    FREE_SIZE,
+    _astype,
+    _eye_product,
+    _finite_number,
+    _original,
+    drop_copies,
+    reuse_dead,
+    simplify,
+)
 from .core import Tracked, apply, map_boxes, plain, top_level
 from .registry import getitem
 from .tree import tree_flatten, tree_unflatten
@@ -117,10 +128,6 @@ def _wrap(trace, out, node, args):
 # functions whose result depends only on shapes and dtypes, which key the cache
 _STATIC = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
                      np.isrealobj, np.min_scalar_type})
-
-
-def _astype(x, dtype, **kwargs):
-    return x.astype(dtype, **kwargs)
 
 
 def _run_primitive(body, args, kwargs):
@@ -223,12 +230,6 @@ _OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "
 _UNARY = {np.negative: "-", np.positive: "+", np.invert: "~"}
 
 
-def _original(func):
-    """NumPy's own function under pullback's wrapper of it (construct.py): what a
-    recorded node names."""
-    return getattr(func, "_pb_original", func)
-
-
 _REDUCE = {_original(f): name for f, name in (
     (np.sum, "np.add.reduce"), (np.max, "np.maximum.reduce"), (np.amax, "np.maximum.reduce"),
     (np.min, "np.minimum.reduce"), (np.amin, "np.minimum.reduce"),
@@ -272,7 +273,7 @@ class _Source:
 
     def __init__(self):
         self.names: dict[int, str] = {}     # id(box) -> name
-        self.used = {"np", "RETRACE"}
+        self.used = {"np", "RETRACE", "math", "operator"}
         self.consts: dict[int, str] = {}    # id(constant) -> parameter name
         self.namespace: dict[str, Any] = {"np": np, "RETRACE": RETRACE}
         self.keep: list[Any] = []           # the constants, alive as long as the program
@@ -331,6 +332,12 @@ class _Source:
     def call(self, func, args, kwargs):
         if func is getitem:
             return f"{self.expr(args[0])}[{self.index(args[1])}]"
+        if func is _finite_number:  # a guard's test of a float: Python's, without a ufunc
+            return f"math.isfinite({self.expr(args[0])})"
+        if func is _eye_product:  # the identity basis of a Jacobian, multiplied in
+            x, eye, left = (self.expr(a) for a in args)
+            product = f"{eye} @ {x}" if args[2] else f"{x} @ {eye}"
+            return f"np.add({x}, 0.0, order='C') if np.isfinite({x}).all() else {product}"
         if func is _astype:
             kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
             return f"{self.expr(args[0])}.astype({self.expr(args[1])}{kw})"
@@ -355,6 +362,10 @@ class _Source:
         swapaxes, the ``.reshape`` method."""
         first = args[0] if args else None
         value = first.value if isinstance(first, Traced) else None
+        if (func is _original(np.reshape) and isinstance(value, (np.ndarray, np.generic))
+                and len(args) == 2 and set(kwargs) <= {"order"}):
+            kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
+            return f"{self.expr(first)}.reshape({self.expr(args[1])}{kw})"
         if type(value) is not np.ndarray or value.ndim == 0:
             return None
         a = self.expr(first)
@@ -383,8 +394,6 @@ class _Source:
                 and args[1] != args[2]) or (func is _original(np.transpose) and len(args) == 1
                                             and kwargs.get("axes") is None):
             return f"{a}.T"
-        if func is _original(np.reshape) and len(args) == 2 and not kwargs:
-            return f"{a}.reshape({self.expr(args[1])})"
         return None
 
     def output(self, x, out_def):
@@ -444,8 +453,20 @@ def _emit(fname, trace, params, outs, out_def):
             if first is not e:
                 same[id(e)] = first
 
+    def shared(x):
+        return same.get(id(x), x) if isinstance(x, Traced) else x
+
+    # then nodes that equal another node or a constant, or a cheaper call (_jit_passes)
+    subst, nodes = simplify(trace.events, shared, outs, params)
+
     def rep(x):
-        return same.get(id(x), x)
+        x = shared(x)
+        while isinstance(x, Traced) and id(x) in subst:
+            x = shared(subst[id(x)])
+        return x
+
+    def node_of(box):
+        return nodes.get(id(box), box.args)
 
     def deps(node):
         found = []
@@ -453,50 +474,67 @@ def _emit(fname, trace, params, outs, out_def):
         while stack:
             for a in stack.pop():
                 if isinstance(a, Traced):
-                    found.append(rep(a))
+                    a = rep(a)
+                    if isinstance(a, Traced):
+                        found.append(a)
                 elif type(a) in (list, tuple):
                     stack.append(a)
                 elif type(a) is slice:
                     stack.append((a.start, a.stop, a.step))
         return found
 
-    # drop what neither an output nor a guard needs
-    needed: set[int] = set()
-    stack = [rep(o) for o in outs if isinstance(o, Traced)]
-    stack += [rep(e[0]) for e in trace.events if not isinstance(e, Traced)]
-    while stack:
-        b = stack.pop()
-        if id(b) in needed:
-            continue
-        needed.add(id(b))
-        if b.args is not None:
-            stack.extend(deps(b.args))
+    def live():
+        """The nodes an output or a guard needs, in order (what is left is dropped)."""
+        needed: set[int] = set()
+        stack = [rep(o) for o in outs if isinstance(o, Traced)]
+        stack += [rep(e[0]) for e in trace.events if not isinstance(e, Traced)]
+        while stack:
+            b = stack.pop()
+            if not isinstance(b, Traced) or id(b) in needed:
+                continue
+            needed.add(id(b))
+            if b.args is not None:
+                stack.extend(deps(node_of(b)))
+        return [e for e in trace.events if isinstance(e, Traced) and id(e) in needed
+                and rep(e) is e and e.args is not None]
+
+    subst.update(drop_copies(live(), rep, node_of, outs))
+    boxes = live()
+    needed = {id(b) for b in boxes}
+    guarded = {id(rep(e[0])) for e in trace.events if not isinstance(e, Traced)}
+    reuse = reuse_dead(boxes, rep, node_of, outs, guarded)
 
     src = _Source()
     for name, box in params:
         src.names[id(box)] = name
         src.used.add(name)
+    outs = [rep(o) if isinstance(o, Traced) else o for o in outs]
+    # big arrays are let go after their last use, for the allocator to hand out again
+    last: dict[int, int] = {}
+    for i, e in enumerate(trace.events):
+        if not isinstance(e, Traced):
+            last[id(rep(e[0]))] = i
+        elif id(e) in needed:
+            for a in deps(node_of(e)):
+                last[id(a)] = i
+    kept = {id(o) for o in outs} | {id(b) for _, b in params}
+    drop_after: dict[int, list[Traced]] = {}
+    for b in boxes:
+        if (id(b) not in kept and type(b.value) is np.ndarray
+                and b.value.size >= FREE_SIZE and id(b) in last):
+            drop_after.setdefault(last[id(b)], []).append(b)
     lines = []
-    for e in trace.events:
+    for i, e in enumerate(trace.events):
         if not isinstance(e, Traced):
             box, kind, expected = e
-            lines.extend(_guard_lines(src, src.names[id(rep(box))], kind, expected))
-            continue
-        if rep(e) is not e:
-            continue
-        if id(e) not in needed:
-            continue
-        node = e.args
-        func, args, kwargs = node
-        args = _mapped(args, rep)
-        kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
-        text = src.call(func, args, kwargs)
-        name = src.fresh(f"{_short(func)}_{next(src.counter)}")
-        src.names[id(e)] = name
-        lines.append(f"{name} = {text}")
-    for e in trace.events:  # CSE'd boxes share their first box's name
-        if isinstance(e, Traced) and rep(e) is not e and id(rep(e)) in src.names:
-            src.names[id(e)] = src.names[id(rep(e))]
+            box = rep(box)
+            if isinstance(box, Traced):  # a guard on a constant holds
+                lines.extend(_guard_lines(src, src.names[id(box)], kind, expected))
+        elif id(e) in needed:
+            lines.append(_line(src, e, node_of(e), rep, reuse))
+        if i in drop_after:
+            lines.append(f"del {', '.join(src.names[id(b)] for b in drop_after[i])}")
+
     ret = src.output(outs, out_def)
     defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]
     head = ", ".join([n for n, _ in params] + ([f"*, {', '.join(f'{n}={n}' for n in defaults)}"]
@@ -511,6 +549,20 @@ def _emit(fname, trace, params, outs, out_def):
     namespace.update(_HELPERS)
     exec(code, namespace)
     return source, namespace[fname], src.keep
+
+
+def _line(src, e, node, rep, reuse):
+    """The line that computes node ``e``."""
+    func, args, kwargs = node
+    args = _mapped(args, rep)
+    kwargs = {k: _mapped(v, rep) for k, v in kwargs.items()}
+    if id(e) in reuse:  # into an operand that dies here
+        kwargs = {"out": reuse[id(e)]}
+    text = src.call(func, args, kwargs)
+    named = e.args[0] if func in (_finite_number, _eye_product) else func
+    name = src.fresh(f"{_short(named)}_{next(src.counter)}")
+    src.names[id(e)] = name
+    return f"{name} = {text}"
 
 
 def _describe(x):
@@ -567,24 +619,51 @@ def _guard_lines(src, name, kind, expected):
 
 
 _HELPERS["operator"] = operator
+_HELPERS["math"] = math
 
 
 # ---------------------------------------------------------------------------- jit
 
-def _structure(x, leaves):
-    """A hashable description of ``x``'s pytree structure (tree.py's order of leaves)."""
+def _signature(x, sig, inputs):
+    """Append to ``sig`` a hashable description of ``x``'s pytree structure with the
+    shapes and dtypes of its arrays and the values of its other leaves, and to ``inputs``
+    its arrays, in tree.py's order of leaves. Returns whether a leaf is tracked (a call
+    inside a trace or a transform). The hot path of every call: arrays in tuples and lists
+    are handled inline."""
     t = type(x)
-    if t is tuple or t is list or issubclass(t, tuple) and hasattr(t, "_fields"):
-        return (t, tuple(_structure(c, leaves) for c in x))
-    if t is dict:
-        return (dict, tuple(x), tuple(_structure(v, leaves) for v in x.values()))
-    leaves.append(x)
-    return None
+    if t is tuple or t is list:
+        sig.append(t)
+        sig.append(len(x))
+        tracked = False
+        for c in x:
+            if type(c) is np.ndarray:
+                sig.append(c.shape)
+                sig.append(c.dtype)
+                inputs.append(c)
+            else:
+                tracked = _signature(c, sig, inputs) or tracked
+        return tracked
+    if t is np.ndarray:
+        sig.append(x.shape)
+        sig.append(x.dtype)
+        inputs.append(x)
+        return False
+    if t is dict or issubclass(t, tuple) and hasattr(t, "_fields"):
+        sig.append(t)
+        sig.append(tuple(x) if t is dict else len(x))
+        tracked = False
+        for c in (x.values() if t is dict else x):
+            tracked = _signature(c, sig, inputs) or tracked
+        return tracked
+    sig.append(_leaf_key(x))  # one entry, never a shape: its first item is not an int
+    if isinstance(x, (np.ndarray, np.generic)):
+        inputs.append(x)
+    return isinstance(x, Tracked)
 
 
 def _leaf_key(x):
     if isinstance(x, np.ndarray):
-        return (x.shape, x.dtype)
+        return ((x.shape, x.dtype),)
     if isinstance(x, np.generic):
         return (x.dtype,)
     return (type(x), x)  # a Python value: part of the key (it must be hashable)
@@ -727,7 +806,7 @@ class Jitted:
         >>> print(step.source(np.ones(3)))
         def _lambda(x):
             sin_1 = np.sin(x)
-            multiply_2 = sin_1 * 2.0
+            multiply_2 = np.multiply(sin_1, 2.0, out=sin_1)
             sum_3 = np.add.reduce(multiply_2, axis=None)
             return sum_3
         <BLANKLINE>
@@ -741,22 +820,25 @@ class Jitted:
         return program.source
 
     def _run(self, args, kwargs):
-        leaves: list[Any] = []
-        structure = _structure((args, kwargs), leaves)
-        captured = [c.get() for c in self._captured]
+        sig: list[Any] = []
+        inputs: list[Any] = []
+        tracked = _signature(args, sig, inputs)
+        if kwargs:
+            tracked = _signature(kwargs, sig, inputs) or tracked
+        if self._captured:
+            captured = [c.get() for c in self._captured]
+            sig.append(tuple(_leaf_key(x) for x in captured))
+            inputs += [x for x in captured if isinstance(x, np.ndarray)]
         try:
-            key = (structure, tuple(_leaf_key(x) for x in leaves),
-                   tuple(_leaf_key(x) for x in captured))
+            key = tuple(sig)
             hash(key)
         except TypeError:
             raise TypeError(
                 f"pullback: pb.jit({self._fname}) got an argument that is neither an array "
                 "nor hashable; pass arrays, numbers, strings and pytrees of them"
             ) from None
-        if any(isinstance(x, Tracked) for x in leaves):  # inside a trace or a transform
+        if tracked:  # inside a trace or a transform
             return self._f(*args, **kwargs), None
-        inputs = [x for x in leaves if isinstance(x, (np.ndarray, np.generic))]
-        inputs += [x for x in captured if isinstance(x, np.ndarray)]
         programs = self._programs.get(key)
         if programs is not None:
             for program in programs:
@@ -859,7 +941,7 @@ def _unique(params):
     out = []
     for name, box in params:
         base = name if name.isidentifier() and not keyword.iskeyword(name) else f"_{name}"
-        if base in ("np", "RETRACE", "operator", "_same", "_same_array"):
+        if base in ("np", "RETRACE", "operator", "math", "_same", "_same_array"):
             base = f"{base}_"
         n, k = base, 1
         while n in used:

@@ -284,3 +284,179 @@ def test_the_readme_shows_the_source_as_it_prints(capsys):
     shown = section.split("```python\n")[2].split("```")[0]
     exec(code, {"np": np, "pb": pb})
     assert capsys.readouterr().out == shown + "\n"
+
+
+# ---------------------------------------------------------------------------- simplifications
+
+def _agrees(jitted, eager, calls):
+    """The jitted function gives the eager results on every call, bit for bit where they
+    are finite (the simplifications are exact), and traces once."""
+    for args in calls:
+        got, want = jitted(*args), eager(*args)
+        _same(got, want)
+        for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+            np.testing.assert_array_equal(g, w)
+    assert jitted.traces == 1
+
+
+def _vectors(n, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(size=shape),) for _ in range(n)]
+
+
+def test_a_broadcast_to_that_the_ufunc_makes_anyway_is_dropped():
+    def f(x, y):
+        return np.sum(np.sin(np.broadcast_to(x, (4, 3)) * y))
+
+    rng = np.random.default_rng(0)
+    calls = [(rng.normal(size=3), rng.normal(size=(4, 3))) for _ in range(5)]
+    g = pb.jit(pb.value_and_grad(f, argnums=(0, 1)))
+    _agrees(g, pb.value_and_grad(f, argnums=(0, 1)), calls)
+    assert "broadcast_to" not in g.source(*calls[0])
+    # kept where the ufunc would not reach the shape, or where it is returned
+    h = pb.jit(lambda x: (np.broadcast_to(x, (4, 3)) * 2.0, np.broadcast_to(x, (2, 3))))
+    _agrees(h, lambda x: (np.broadcast_to(x, (4, 3)) * 2.0, np.broadcast_to(x, (2, 3))),
+            [(rng.normal(size=3),) for _ in range(3)])
+    assert h.source(calls[0][0]).count("np.broadcast_to(") == 2
+
+
+def test_astype_to_the_same_dtype_is_dropped_where_nothing_else_sees_the_array():
+    g = pb.jit(pb.grad(lambda x: np.sum(np.tanh(x) ** 2)))
+    _agrees(g, pb.grad(lambda x: np.sum(np.tanh(x) ** 2)), _vectors(4, (3,)))
+    assert "astype" not in g.source(np.ones(3))
+    copy = pb.jit(lambda x: x.astype(np.float64))  # the caller's array: still a copy
+    x = np.ones(3)
+    out = copy(x)
+    assert "astype" in copy.source(x) and not np.shares_memory(out, x)
+
+
+def test_multiplying_by_one_is_dropped_adding_zero_to_floats_is_not():
+    def f(x):
+        return np.sin(x * 1.0) + np.cos(x + 0.0)
+
+    calls = [(np.array([-0.0, 0.0, 1.5]),), (np.array([2.0, -0.0, -3.0]),)]
+    g = pb.jit(f)
+    _agrees(g, f, calls)  # -0.0 + 0.0 is 0.0: the sign of cos's argument is kept
+    source = g.source(*calls[0])
+    assert "* 1.0" not in source and "+ 0.0" in source
+
+
+def test_an_array_the_caller_holds_is_read_at_each_call_even_when_it_is_one():
+    held = [np.ones(1)]  # an array in a container: a constant of the program
+
+    def f(x):
+        return np.sum(x * held[0])
+
+    g = pb.jit(f)
+    x = np.array([1.0, 2.0])
+    assert g(x) == 3.0
+    held[0][0] = 2.0
+    assert g(x) == f(x) == 6.0
+    assert g.traces == 1
+
+
+def test_shape_queries_are_constants_only_where_the_key_fixes_the_shape():
+    def f(x):
+        positive = x[x > 0]
+        return np.sum(x) * np.size(x) + np.sum(positive) / np.size(positive)
+
+    g = pb.jit(f)
+    calls = [(np.array([1.0, -2.0, 3.0]),), (np.array([1.0, 2.0, 3.0]),),
+             (np.array([-1.0, -2.0, 3.0]),)]
+    _agrees(g, f, calls)
+    assert g.source(*calls[0]).count("np.size") == 1  # the masked one's, recomputed
+
+
+def test_the_identity_basis_of_a_jacobian_is_not_multiplied_in():
+    A = np.array([[0.5, -1.0, 0.3], [0.2, 0.1, -0.7], [1.0, 0.4, 0.0]])
+
+    def f(x, A):
+        return np.sum(np.tanh(A @ x)) ** 2
+
+    g = pb.jit(pb.hessian(f))
+    calls = [(np.array([0.1, -0.2, 0.3]) * k, A * k) for k in (1.0, 2.0, -0.5)]
+    for args in calls:
+        _same(g(*args), pb.hessian(f)(*args))
+    assert g.traces == 1 and "np.isfinite" in g.source(*calls[0])
+    assert "@ swapaxes" not in g.source(*calls[0]).split("isfinite")[1].split("else")[0]
+    bad = A.copy()
+    bad[0, 1] = np.inf  # 0 * inf is NaN in the matmul the program skips otherwise
+    with np.errstate(invalid="ignore"):
+        _same(g(calls[0][0], bad), pb.hessian(f)(calls[0][0], bad))
+
+
+def test_identity_views_and_a_kept_dims_sum_reshaped_are_dropped():
+    def f(x, b):
+        return np.sum(np.tanh(x[0:4] + b).reshape(4, 3))
+
+    rng = np.random.default_rng(1)
+    calls = [(rng.normal(size=(4, 3)), rng.normal(size=3)) for _ in range(4)]
+    g = pb.jit(pb.grad(f, argnums=(0, 1)))
+    _agrees(g, pb.grad(f, argnums=(0, 1)), calls)
+    source = g.source(*calls[0])
+    assert "reshape" not in source and "x[" not in source
+
+
+def test_the_max_rule_keeps_its_ties_and_nans_with_fewer_steps():
+    def f(x):
+        return np.sum(np.max(x, axis=1, keepdims=True) ** 2)
+
+    calls = [(np.array([[1.0, 3.0, 3.0], [np.nan, 0.0, 1.0], [2.0, 2.0, 2.0]]),),
+             (np.array([[4.0, 3.0, 1.0], [0.0, -0.0, -1.0], [1.0, np.nan, np.nan]]),),
+             (np.array([[1.0, 2.0, 3.0], [3.0, np.nan, 1.0], [0.5, 0.5, 0.1]]),)]
+    g = pb.jit(pb.grad(f, losscheck=False))
+    for args in calls:
+        _same(g(*args), pb.grad(f, losscheck=False)(*args))
+    assert g.traces == 1
+    source = g.source(*calls[0])
+    assert "np.maximum(" not in source and source.count("np.isnan(") == 1
+    assert "np.where" not in source  # a constant condition: the side it takes
+
+    def masked(x, where):  # a mask can leave a slice with no element: the guard stays
+        return np.sum(np.max(x, axis=1, where=where, initial=-5.0))
+
+    where = np.array([[True, False], [False, False]])
+    h = pb.jit(pb.grad(masked))
+    for k in range(3):
+        x = np.array([[1.0, 2.0], [3.0, 4.0]]) * k
+        _same(h(x, where), pb.grad(masked)(x, where))
+
+
+def test_big_results_go_into_operands_that_die_and_temporaries_are_let_go():
+    def f(x):
+        y = np.sin(x)
+        return y, np.sum(np.tanh(y * 2.0 + 1.0) * x)
+
+    calls = _vectors(3, (256, 256))
+    g = pb.jit(f)
+    before = [a.copy() for (a,) in calls]
+    _agrees(g, f, calls)
+    source = g.source(*calls[0])
+    assert "out=" in source and "del " in source
+    assert "out=x" not in source and "out=sin" not in source  # an input, an output
+    for (a,), b in zip(calls, before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_each_simplification_keeps_the_program_equal_to_eager_over_many_calls():
+    def loss(params, x, y):
+        W1, b1, W2, b2 = params
+        h = np.tanh(x @ W1 + b1)
+        logits = h @ W2 + b2
+        top = np.max(logits, axis=1, keepdims=True)
+        lse = top + np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
+        return np.mean(np.sum(y * (lse - logits), axis=1))
+
+    rng = np.random.default_rng(2)
+    params = (rng.normal(size=(5, 8)), rng.normal(size=8), rng.normal(size=(8, 3)),
+              rng.normal(size=3))
+    step = pb.jit(pb.value_and_grad(loss))
+    eager = pb.value_and_grad(loss)
+    for k in range(30):
+        x = rng.normal(size=(6, 5))
+        y = np.eye(3)[rng.integers(0, 3, 6)]
+        if k % 7 == 3:
+            x[0] = 0.0  # ties in the max of a row
+        _same(step(params, x, y), eager(params, x, y))
+    assert step.traces == 1
