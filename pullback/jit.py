@@ -106,7 +106,28 @@ def _record(box, func, args, kwargs):
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
     out = func(*[map_boxes(a, _raw) for a in args],
                **{k: map_boxes(v, _raw) for k, v in kwargs.items()})
-    return _wrap(trace, out, (func, args, kwargs), args)
+    result = _wrap(trace, out, (func, args, kwargs), args)
+    if _value_shaped(func, args):  # a shape read from values (x[x > 0]): a guard
+        for box in tree_flatten(result)[0]:
+            if isinstance(box, Traced):
+                trace.events.append((box, "shape", box.value.shape))
+    return result
+
+
+# functions whose result's shape depends on values, not only on the arguments' shapes
+_VALUE_SHAPED = frozenset(getattr(f, "_pb_original", f) for f in (
+    np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract, np.compress,
+    np.trim_zeros, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d))
+
+
+def _value_shaped(func, args):
+    if func is getitem:  # a boolean mask, or an index that is itself traced
+        index = args[1] if type(args[1]) is tuple else (args[1],)
+        return any(isinstance(i, Traced) or getattr(i, "dtype", None) == bool
+                   for i in index)
+    if getattr(func, "_pb_original", func) is getattr(np.where, "_pb_original", np.where):
+        return len(args) == 1
+    return getattr(func, "_pb_original", func) in _VALUE_SHAPED
 
 
 def _wrap(trace, out, node, args):
@@ -602,6 +623,8 @@ _HELPERS: dict[str, Any] = {"_same_array": _same_array, "_same": _same}
 def _guard_lines(src, name, kind, expected):
     if kind == "bool":
         test = f"not {name}" if expected else name
+    elif kind == "shape":
+        test = f"{name}.shape != {expected!r}"
     elif isinstance(kind, tuple) and kind[0] == "array":
         test = f"not _same_array({name}, {src.const(expected, 'seen')}, {src.const(kind[1])})"
     else:

@@ -361,11 +361,26 @@ def test_shape_queries_are_constants_only_where_the_key_fixes_the_shape():
         positive = x[x > 0]
         return np.sum(x) * np.size(x) + np.sum(positive) / np.size(positive)
 
-    g = pb.jit(f)
-    calls = [(np.array([1.0, -2.0, 3.0]),), (np.array([1.0, 2.0, 3.0]),),
-             (np.array([-1.0, -2.0, 3.0]),)]
+    g = pb.jit(f)  # (a new count of positives is a new trace: the shape is guarded)
+    calls = [(np.array([1.0, -2.0, 3.0]),), (np.array([5.0, 2.0, -3.0]),),
+             (np.array([-1.0, 4.0, 3.0]),)]
     _agrees(g, f, calls)
     assert g.source(*calls[0]).count("np.size") == 1  # the masked one's, recomputed
+
+
+def test_a_shape_read_from_values_is_a_guard():
+    # the gradient through x[x > 0] broadcasts to the mask's count: a new count retraces
+    def f(x):
+        kept = x[x > 0]
+        return np.sum(kept ** 2) + np.sum(np.unique(np.round(x))) * np.sum(x)
+
+    g = pb.jit(pb.value_and_grad(f))
+    calls = [np.array([1.0, -2.0, 3.0]), np.array([1.0, 2.0, 3.0]),
+             np.array([-1.0, -2.0, 3.0]), np.array([4.0, -5.0, 6.0])]
+    for x in calls:
+        _same(g(x), pb.value_and_grad(f)(x))
+    assert g.traces == 3  # one per mask count and unique count seen
+    assert ".shape != " in g.source(calls[0])
 
 
 def test_the_identity_basis_of_a_jacobian_is_not_multiplied_in():
