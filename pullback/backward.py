@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .backend import is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
 from .registry import (
@@ -104,7 +105,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked):
+            elif (batch_shape or c is not v.__class__ or isinstance(ct, Tracked)
+                  or is_foreign(ct)):
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -166,8 +168,10 @@ def _row_cotangent(row, i, g, ans, vals):
         if local.__class__ not in _REAL and is_complex(local):
             local = np.conjugate(local)
         ct = g * local
-        if not np.all(np.isfinite(plain(local))):
-            # a zero cotangent gives zero even where the derivative is infinite
+        # a zero cotangent gives zero even where the derivative is infinite (on another
+        # library's array always masked: asking whether any is infinite is a device sync)
+        lv = plain(local)
+        if is_foreign(lv) or not np.all(np.isfinite(lv)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
@@ -197,7 +201,7 @@ def zeros_for(out, batch_shape=()):
     """Zeros shaped like ``out`` with ``batch_shape`` in front: the cotangent of something
     nothing depended on."""
     v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
-    return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
+    return zeros_like_value(v, batch_shape + np.shape(v), np.result_type(v))
 
 
 def _match(node, cts):
@@ -368,6 +372,8 @@ def as_result(ct, x):
         return ct
     if isinstance(x, np.ndarray):
         return writeable(np.asarray(ct, dtype=x.dtype))
+    if is_foreign(x):  # another library's array: its own type, x's dtype
+        return ct if ct.dtype == x.dtype else ct.astype(x.dtype)
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
     return dtype.type(ct)
 
@@ -397,7 +403,7 @@ def make_leaf(x, level, what):
             "would ignore the mask. Pass x.filled(0.0) and multiply by the mask inside "
             "the function (np.where(mask, 0.0, x)) so masked entries get no gradient."
         )
-    elif isinstance(x, (np.ndarray, np.generic)):
+    elif isinstance(x, (np.ndarray, np.generic)) or is_foreign(x):
         kind, value = x.dtype.kind, x
     else:
         raise TypeError(
@@ -474,7 +480,7 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
             "finite, or pass losscheck=False to differentiate it anyway"
         )
-    return np.ones(np.shape(v), dtype=np.result_type(v))
+    return ones_like_value(v, np.shape(v), np.result_type(v))
 
 
 class Linearized:
@@ -581,5 +587,5 @@ class VJP:
                     f"pullback: cotangent {k} for {self._fname} has shape "
                     f"{shape_of(s)}, but the output has shape {want}"
                 )
-            checked.append(s if isinstance(s, Tracked) else np.asarray(s))
+            checked.append(s if isinstance(s, Tracked) or is_foreign(s) else np.asarray(s))
         return tuple(self._lin.pull(self._outs, checked, batch_shape))

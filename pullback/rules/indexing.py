@@ -9,7 +9,8 @@ differentiable to every order.
 
 import numpy as np
 
-from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of
+from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of, zeros_on
+from ._util import zero_of
 
 
 def _plain_item(i):
@@ -120,7 +121,7 @@ def index_add(g, index, shape):
     """
     items, front = normalize_index(index, len(shape))
     g = _items_layout(g, front)
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = zeros_on(g, tuple(shape), np.result_type(g))
     if _gathers(items):
         np.add.at(out, items, g)
     else:
@@ -250,7 +251,7 @@ def extract_rule(condition, arr):
 # ---------------------------------------------------------------------------- choices
 
 def _zero(g):
-    return np.zeros((), dtype=plain(g).dtype)
+    return zero_of(g)
 
 
 @rrule(np.choose)

@@ -13,7 +13,7 @@ on the loss); a loss of the values alone skips those terms and stays finite.
 
 import numpy as np
 
-from ..extend import NoRuleError, plain, rrule, shape_of
+from ..extend import NoRuleError, on_backend, plain, rrule, shape_of, zeros_on
 from ._linalg import (
     H,
     cholesky_vjp,
@@ -51,7 +51,7 @@ def _qr_vjp(q, r, gq, gr):
     the lower one as its conjugate (the diagonal real)."""
     n = shape_of(r)[-1]
     mid = np.matmul(gr, H(r)) - np.matmul(H(q), gq)
-    half = mid * (np.triu(np.ones((n, n))) - 0.5 * np.eye(n))
+    half = mid * on_backend(np.triu(np.ones((n, n))) - 0.5 * np.eye(n), mid)
     b = gq + np.matmul(q, half + H(half))
     return H(np.linalg.solve(r, H(b)))
 
@@ -78,7 +78,7 @@ def qr_rule(a, mode="reduced"):
     def qr_pullback(g):
         if mode == "r":
             q, r = np.linalg.qr(a)
-            gq, gr = np.zeros(shape_of(q)), g
+            gq, gr = zeros_on(q, shape_of(q), float), g
         else:
             (q, r), (gq, gr) = ans, g
         vjp = _qr_vjp(q, r, gq, gr) if m >= n else _qr_wide_vjp(a, q, r, gq, gr)

@@ -11,7 +11,7 @@ summed cotangent of the padding to that element (ties share it equally).
 
 import numpy as np
 
-from ..extend import NoRuleError, not_implemented, plain, rrule, shape_of
+from ..extend import NoRuleError, not_implemented, on_backend, plain, rrule, shape_of
 from ._util import batch_shape
 
 _STAT = ("maximum", "minimum", "median")
@@ -80,7 +80,7 @@ def _linear_transpose(g, n, width, length, mode, kwargs):
     P = np.pad(np.eye(n), (width, (0, 0)), mode, **options)
     rows = np.concatenate([P[:b], P[b + n:]])
     edges = np.concatenate([g[..., :b], g[..., b + n:]], axis=-1)
-    return g[..., b:b + n] + np.matmul(edges, rows)
+    return g[..., b:b + n] + np.matmul(edges, on_backend(rows, g))
 
 
 def _stat_lines(array, widths, k, mode, kwargs):
@@ -198,7 +198,7 @@ def _gradient_transpose(g, weights, ax):
         w = weights[k + 2]
         if abs(k) >= n or not np.any(w):
             continue
-        part = g * np.reshape(w, (n,) + (1,) * (-ax - 1))
+        part = g * on_backend(np.reshape(w, (n,) + (1,) * (-ax - 1)), g)
         if k > 0:
             part = _pad_axis(part[(Ellipsis, slice(0, n - k)) + tail], ax, k, 0)
         elif k < 0:

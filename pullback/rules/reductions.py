@@ -9,7 +9,7 @@ norm at 0).
 
 import numpy as np
 
-from ..extend import plain, rrule, shape_of, ufunc_method
+from ..extend import is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
 from ._util import conj_if_complex, normalize_axes, unreduce
 from .scans import _cumprod_vjp, _no_out
 
@@ -32,7 +32,7 @@ def _mask(where, nan_of=None):
 def _masked(ct, mask):
     if mask is True:
         return ct
-    return np.where(mask, ct, np.zeros((), dtype=plain(ct).dtype))
+    return np.where(mask, ct, on_backend(np.zeros((), dtype=plain(ct).dtype), ct))
 
 
 def _count(shape, axis, mask):
@@ -100,7 +100,7 @@ def average_rule(a, axis=None, weights=None, returned=False, *, keepdims=False):
             return g_avg / int(np.prod([shape[i] for i in axes])), None, None, None
         w = weights
         if shape_of(w) != shape:  # weights along ``axis`` only, as NumPy lays them out
-            order = np.argsort(np.atleast_1d(axis) % ndim)
+            order = tuple(int(i) for i in np.argsort(np.atleast_1d(axis) % ndim))
             w = np.reshape(np.transpose(w, order),
                            tuple(s if i in axes else 1 for i, s in enumerate(shape)))
         total = np.sum(w, axis=axis, keepdims=True)
@@ -238,7 +238,8 @@ def _prod_rule(func, nan):
             mask = _mask(where, a if nan else None)
             x = a if mask is True else np.where(mask, a, 1)
             g = unreduce(g, shape, axis, keepdims)
-            if np.all(plain(x) != 0):
+            px = plain(x)  # (another library's array: the exact form, with no branch)
+            if not is_foreign(px) and np.all(px != 0):
                 ct = g * conj_if_complex(unreduce(ans, shape, axis, keepdims) / x)
             else:
                 scale = g if initial is _NoValue else g * conj_if_complex(initial)
@@ -272,7 +273,7 @@ def _others_product_vjp(x, axis, g):
     n = shape_of(flat)[-1]
     batch = shape_of(g)[:len(shape_of(g)) - ndim]
     g = np.reshape(np.moveaxis(g, tuple(i - ndim for i in axes), ends), batch + rest + (1,))
-    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * (np.arange(n) == n - 1))
+    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * on_backend(np.arange(n) == n - 1, g))
     ct = np.reshape(ct, batch + shape_of(moved))
     return np.moveaxis(ct, ends, tuple(i - ndim for i in axes))
 
@@ -292,10 +293,11 @@ def trace_rule(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         eye = np.eye(shape[ax1], shape[ax2], k=offset, dtype=bool)
         if ax1 > ax2:
             eye = eye.T
-        diagonal = np.reshape(eye, tuple(s if i in (ax1, ax2) else 1
-                                         for i, s in enumerate(shape)))
+        diagonal = on_backend(np.reshape(eye, tuple(s if i in (ax1, ax2) else 1
+                                                    for i, s in enumerate(shape))), g)
         ct = np.expand_dims(g, (ax1 - ndim, ax2 - ndim))
-        return np.where(diagonal, ct, np.zeros((), dtype=plain(g).dtype)), None, None, None
+        zero = on_backend(np.zeros((), dtype=plain(g).dtype), g)
+        return np.where(diagonal, ct, zero), None, None, None
 
     return ans, trace_pullback
 

@@ -8,7 +8,7 @@ general rule.
 
 import numpy as np
 
-from ..extend import astype, composite, linear, plain, rrule, shape_of
+from ..extend import astype, composite, is_foreign, linear, on_backend, plain, rrule, shape_of
 from ._util import batch_shape, normalize_axes
 from .indexing import index_add
 
@@ -63,9 +63,11 @@ def ravel_transpose(g, ans, a, order="C"):
         return _reshape_back(g, shape, 1, _memory_order(a, order))
     # memory order: the permutation that ravel applies to an index array laid out like a
     index = np.empty_like(plain(a), dtype=np.intp)
-    index[...] = np.arange(index.size).reshape(shape)
+    index[...] = on_backend(np.arange(index.size).reshape(shape), index)
     perm = np.ravel(index, order="K")
-    if not np.all(perm == np.arange(perm.size)):
+    if is_foreign(perm):  # another library's array: no branch on its values
+        g = g[..., np.argsort(perm)]
+    elif not np.all(perm == np.arange(perm.size)):
         g = g[..., np.argsort(perm)]
     return _reshape_back(g, shape, 1)
 

@@ -24,9 +24,11 @@ import numpy as np
 
 from ..extend import (
     Tracked,
+    is_foreign,
     is_held,
     live_levels,
     name_of,
+    on_backend,
     plain,
     primitive,
     rrule,
@@ -34,6 +36,7 @@ from ..extend import (
     state,
     writes,
 )
+from ._util import zero_of
 
 # ---------------------------------------------------------------------------- the update
 
@@ -46,7 +49,7 @@ def index_update(x, index, v):
     >>> index_update(np.zeros(3), [0, 2], 5.0)
     array([5., 0., 5.])
     """
-    out = np.array(x, copy=True)
+    out = np.copy(x) if is_foreign(x) else np.array(x, copy=True)
     out[index] = v
     return out
 
@@ -76,13 +79,13 @@ def index_update_rule(x, index, v):
     shape, vshape = shape_of(x), shape_of(v)
 
     def index_update_pullback(g):
-        kept, won = _written(shape, index)
-        zero = np.zeros((), dtype=plain(g).dtype)
+        kept, won = _written(shape, index)  # host masks, moved to g's array library
+        kept, zero = on_backend(kept, g), zero_of(g)
 
         def ct_v():
             taken = g[index]
             if not won.all():
-                taken = np.where(won, taken, zero)
+                taken = np.where(on_backend(won, g), taken, zero)
             return _sum_to(taken, vshape)
 
         return (lambda: np.where(kept, g, zero)), None, ct_v
