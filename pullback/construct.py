@@ -171,6 +171,9 @@ def accepting_lists(func):
                     **{k: _as_arrays(v) for k, v in kwargs.items()})
 
     accepting_lists_wrapper._pb_original = func
+    # one step of unwrapping reaches NumPy's Python function, as it does from NumPy's own
+    # (Dask reads the signature of np.sum and others so: dask.utils.getargspec)
+    accepting_lists_wrapper.__wrapped__ = getattr(func, "__wrapped__", func)
     return accepting_lists_wrapper
 
 

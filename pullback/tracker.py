@@ -72,7 +72,8 @@ def param(x: ArrayLike | Tracked) -> Param:
     if isinstance(x, Tracked):
         value = x
     elif is_foreign(x):  # another library's array (CuPy, Dask): copied there
-        value = np.copy(x) if x.dtype.kind in "fc" else x.astype(np.float64)
+        other: Any = x
+        value = np.copy(other) if other.dtype.kind in "fc" else other.astype(np.float64)
     else:
         value = np.array(x)
         if value.dtype.kind not in "biufc":
