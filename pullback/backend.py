@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import plain
+from .core import Tracked, plain
 
 
 def is_foreign(v: Any) -> bool:
@@ -28,8 +28,9 @@ def is_foreign(v: Any) -> bool:
     cls = v.__class__
     if cls is np.ndarray or cls is float or cls is int or cls is complex:
         return False
-    return (hasattr(cls, "__array_function__") and hasattr(v, "dtype")
-            and hasattr(v, "shape") and not isinstance(v, (np.ndarray, np.generic)))
+    # (a tracked value here is a pb.jit trace's, which plain keeps)
+    return (hasattr(cls, "__array_function__") and hasattr(v, "dtype") and hasattr(v, "shape")
+            and not isinstance(v, (np.ndarray, np.generic, Tracked)))
 
 
 def on_backend(const: Any, like: Any) -> Any:
