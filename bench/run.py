@@ -39,9 +39,11 @@ DESCRIPTIONS = {
                     "d/dx (6,000 primitive operations)",
     "small_mlp": "64-128-128-10 MLP, tanh, batch 32, softmax cross-entropy with a "
                  "log-sum-exp; gradient with respect to the six weight and bias arrays",
+    "small_mlp_sum": "small_mlp with the loss written `-np.sum(Y * (logits - lse)) / n`",
     "large_mlp": "the same code at 1024-2048-2048-10, batch 512 (compute-bound)",
     "rnn": "vanilla tanh RNN, hidden 32, input 16, 100 steps, batch 8, loss the sum of "
            "squares of the final state; gradient with respect to Wx, Wh, b",
+    "rnn_list": "rnn with the inputs a Python list of arrays",
     "hessian": "full Hessian of `sum(tanh(A @ x)) ** 2`, x in R^64",
     "jacobian_ew": "Jacobian of the elementwise map `sin(x) * exp(-x*x/2) + tanh(x)`, "
                    "R^1000 -> R^1000",
@@ -235,15 +237,16 @@ def targets(S, libs):
     add("scalar_chain: at most 2.5 µs per operation", us,
         us is not None and f"{us:.2f} µs/op", lambda v: v <= 2.5)
     r = S.ratio("scalar_chain", "pullback", "torch")
-    add("scalar_chain: faster than PyTorch eager", r,
-        r is not None and f"pullback / torch = {r:.2f}", lambda v: v < 1)
+    add("scalar_chain: at most 0.4× PyTorch eager", r,
+        r is not None and f"pullback / torch = {r:.2f}", lambda v: v <= 0.4)
     r = S.ratio("scalar_chain", "autograd", "pullback")
     add("scalar_chain: 8× faster than autograd", r,
         r is not None and f"autograd / pullback = {r:.2f}", lambda v: v >= 8)
-    for w, lim in (("small_mlp", 1.3), ("rnn", 1.6)):
+    for w in ("small_mlp", "small_mlp_sum", "rnn", "rnn_list"):
         r = S.ratio(w, "pullback", "torch")
-        add(f"{w}: faster than PyTorch eager", r,
-            r is not None and f"pullback / torch = {r:.2f}", lambda v: v < 1)
+        add(f"{w}: at most 0.85× PyTorch eager", r,
+            r is not None and f"pullback / torch = {r:.2f}", lambda v: v <= 0.85)
+    for w, lim in (("small_mlp", 1.3), ("rnn", 1.6)):
         r = S.ratio(w, "pullback", "numpy")
         add(f"{w}: within {lim}× of hand-written NumPy", r,
             r is not None and f"pullback / NumPy = {r:.2f}", lambda v, lim=lim: v <= lim)

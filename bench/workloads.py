@@ -51,6 +51,21 @@ def mlp_loss(params, x, Y, np=numpy):
     return np.mean(np.sum(Y * (lse - logits), axis=1))
 
 
+def mlp_loss_sum(params, x, Y, np=numpy):
+    """The same loss as users often write it: minus the sum of ``Y`` times the log-softmax,
+    over the batch size."""
+    logits = mlp_predict(params, x, np)
+    top = np.max(logits, axis=1, keepdims=True)
+    lse = top + np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
+    return -np.sum(Y * (logits - lse)) / logits.shape[0]
+
+
+# the MLP workloads and their losses (small_mlp_sum: the small MLP with the loss written the
+# other way)
+MLP_LOSSES = {"small_mlp": mlp_loss, "large_mlp": mlp_loss, "small_mlp_sum": mlp_loss_sum}
+RNN_WORKLOADS = ("rnn", "rnn_list")  # rnn_list: the inputs a Python list of arrays
+
+
 def rnn_loss(weights, xs, h0, np=numpy):
     Wx, Wh, b = weights
     h = h0
@@ -87,19 +102,21 @@ def make_data(workload):
     rng = numpy.random.default_rng([SEED, sum(map(ord, workload))])
     if workload == "scalar_chain":
         return {"x": numpy.float64(0.3)}
-    if workload in ("small_mlp", "training_loop"):
+    if workload in ("small_mlp", "small_mlp_sum", "training_loop"):
         params, x, Y = _mlp_data(SMALL_SIZES, SMALL_BATCH, rng)
         return {"params": params, "x": x, "Y": Y}
     if workload == "large_mlp":
         params, x, Y = _mlp_data(LARGE_SIZES, LARGE_BATCH, rng)
         return {"params": params, "x": x, "Y": Y}
-    if workload == "rnn":
+    if workload in RNN_WORKLOADS:
         weights = (
             rng.standard_normal((RNN_INPUT, RNN_HIDDEN)) / numpy.sqrt(RNN_INPUT),
             rng.standard_normal((RNN_HIDDEN, RNN_HIDDEN)) / numpy.sqrt(RNN_HIDDEN),
             0.1 * rng.standard_normal(RNN_HIDDEN),
         )
         xs = rng.standard_normal((RNN_STEPS, RNN_BATCH, RNN_INPUT))
+        if workload == "rnn_list":
+            xs = list(xs)
         return {"weights": weights, "xs": xs, "h0": numpy.zeros((RNN_BATCH, RNN_HIDDEN))}
     if workload == "hessian":
         A = rng.standard_normal((HESS_DIM, HESS_DIM)) / numpy.sqrt(HESS_DIM)
@@ -113,6 +130,6 @@ def make_data(workload):
 
 
 WORKLOADS = (
-    "scalar_chain", "small_mlp", "large_mlp", "rnn",
+    "scalar_chain", "small_mlp", "small_mlp_sum", "large_mlp", "rnn", "rnn_list",
     "hessian", "jacobian_ew", "jacobian_mlp", "training_loop",
 )

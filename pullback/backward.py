@@ -102,11 +102,10 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             # a cotangent that already fits its input skips the projection (the common case;
             # with batch axes too, which pays in Jacobians: bench/NOTES.md)
             if c is np.ndarray:
-                if ct.dtype != v.dtype or ct.shape != (
+                if ct.dtype is not v.dtype and ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif (batch_shape or c is not v.__class__ or isinstance(ct, Tracked)
-                  or is_foreign(ct)):
+            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked) or is_foreign(ct):
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -160,18 +159,16 @@ def _row_cotangent(row, i, g, ans, vals):
         )
     if not row.singular:
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and is_complex(local):
+        if (local.dtype.kind == "c" if local.__class__ is np.ndarray
+                else local.__class__ not in _REAL and is_complex(local)):
             local = np.conjugate(local)
         return g * local
     with np.errstate(divide="ignore", invalid="ignore"):  # infinite derivatives expected
         local = d(ans, *vals)
-        if local.__class__ not in _REAL and is_complex(local):
-            local = np.conjugate(local)
-        ct = g * local
-        # a zero cotangent gives zero even where the derivative is infinite (on another
-        # library's array always masked: asking whether any is infinite is a device sync)
-        lv = plain(local)
-        if is_foreign(lv) or not np.all(np.isfinite(lv)):
+        ct = g * (np.conjugate(local) if is_complex(local) else local)
+        # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
+        # not finite when an entry is not; another library's array is masked: asking syncs)
+        if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
@@ -198,8 +195,7 @@ def _per_slice(pullback, g, out):
 
 
 def zeros_for(out, batch_shape=()):
-    """Zeros shaped like ``out`` with ``batch_shape`` in front: the cotangent of something
-    nothing depended on."""
+    """Zeros like ``out`` with ``batch_shape`` in front: the cotangent of an unused output."""
     v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
     return zeros_like_value(v, batch_shape + np.shape(v), np.result_type(v))
 
@@ -208,8 +204,7 @@ def _match(node, cts):
     """Pair a general rule's cotangents with its tracked positional arguments. An entry may
     be a thunk (a function of no arguments): it is called only for an input that needs its
     cotangent, so rules can skip work nobody asked for."""
-    args = node.args
-    level = node.level
+    args, level = node.args, node.level
     # extra trailing entries belong to arguments given by keyword or left at defaults
     if not isinstance(cts, (tuple, list)) or len(cts) < len(args):
         got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
@@ -218,8 +213,7 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
-    pairs = []
-    nested = []  # (arguments, cotangents) of list and tuple arguments, walked after
+    pairs, nested = [], []  # nested: (arguments, cotangents) of lists and tuples, walked after
     for i, (a, ct) in enumerate(zip(args, cts)):
         if isinstance(a, Tracked):
             if a.level == level and ct is not None:
@@ -251,8 +245,7 @@ def _no_derivative(node, i, ct):
 
 
 def _tracked_at(a, level):
-    """Whether ``a`` (or a value in its nested lists) is tracked at ``level``; the level
-    has finished by the time its backward pass runs, so ``top_level`` would not see it."""
+    """Whether ``a`` or a value in its nested lists is tracked at the (finished) ``level``."""
     if isinstance(a, Tracked):
         return a.level == level
     return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
@@ -288,25 +281,24 @@ def _project(ct, parent, batch_shape, rule):
 
 def _fit(ct, cshape, target, nb, rule):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
-    up where the cotangent is smaller than the input."""
-    n = len(target)
-    lead = len(cshape) - n
-    if nb and (lead < 0 or cshape[:nb] != target[:nb]):
-        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
-    if lead > 0:
-        axes = tuple(range(nb, nb + lead)) + tuple(
-            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
-        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        # .reshape is the ndarray method (or ArrayMethods.reshape for a tracked value)
-        ct = _sum_kept(ct, axes).reshape(tuple(kept[:nb] + kept[nb + lead:]))
-    else:
-        axes = tuple(i + lead for i in range(n)
-                     if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1)
-        if axes:
-            ct = _sum_kept(ct, axes)
+    up where the cotangent is smaller than the input (planned once per pair of shapes)."""
+    plan = _plans.get((cshape, target, nb))
+    if plan is None:
+        if len(_plans) > 4096:
+            _plans.clear()
+        plan = _plans[cshape, target, nb] = _plan(cshape, target, nb, rule)
+    axes, kept = plan
+    if axes:
+        ct = _sum_kept(ct, axes)
+    if kept is not None:  # .reshape: the ndarray method, or ArrayMethods' for a tracked value
+        ct = ct.reshape(kept)
     if ct.shape != target:
-        try:
-            ct = np.broadcast_to(ct, target)
+        try:  # a small cotangent is copied out: np.broadcast_to costs far more (bench/NOTES.md)
+            if ct.__class__ is np.ndarray and math.prod(target) <= 65536:
+                ct, small = np.empty(target, ct.dtype), ct
+                ct[...] = small
+            else:
+                ct = np.broadcast_to(ct, target)
         except ValueError:
             raise ValueError(
                 f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
@@ -314,6 +306,23 @@ def _fit(ct, cshape, target, nb, rule):
                 + (f" (with batch axes {target[:nb]})" if nb else "")
             ) from None
     return ct
+
+
+_plans: dict = {}
+
+
+def _plan(cshape, target, nb, rule):
+    """The axes to sum (keeping them) and the shape to reshape to (None: keep it)."""
+    n, lead = len(target), len(cshape) - len(target)
+    if nb and (lead < 0 or cshape[:nb] != target[:nb]):
+        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
+    if lead > 0:
+        axes = tuple(range(nb, nb + lead)) + tuple(
+            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
+        kept = [1 if i in axes else s for i, s in enumerate(cshape)]
+        return axes, tuple(kept[:nb] + kept[nb + lead:])
+    return tuple(i + lead for i in range(n)
+                 if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1), None
 
 
 def _sum_kept(ct, axes):
@@ -360,6 +369,8 @@ def writeable(ct):
 def as_result(ct, x):
     """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
+    if ct.__class__ is np.ndarray and x.__class__ is np.ndarray and ct.dtype == x.dtype:
+        return ct if ct.flags.writeable else ct.copy()  # the common case first
     if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
         x = x.value
     if isinstance(ct, Tracked) and ct.level < 0:
@@ -455,7 +466,10 @@ def scalar_seed(y, fname, losscheck):
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite."""
     v = plain(y)
-    if not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
+    if v.__class__ is np.float64:  # the common case: a real scalar already
+        if not losscheck or math.isfinite(v):
+            return np.ones(())
+    elif not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
         raise TypeError(
@@ -463,12 +477,12 @@ def scalar_seed(y, fname, losscheck):
             f"{what}. Return the loss itself (not [loss] or (loss,)); for several "
             "outputs use has_aux=True, pb.vjp or pb.jacobian."
         )
-    if np.size(v) != 1:
+    elif np.size(v) != 1:
         raise TypeError(
             f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
             "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
         )
-    if np.iscomplexobj(v):
+    elif np.iscomplexobj(v):
         raise TypeError(
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"

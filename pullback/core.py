@@ -213,7 +213,14 @@ def record(out, rule, level, args, kwargs=None, func=None):
     one node per output. The plain arrays among ``args`` and ``kwargs`` stay read-only while
     the node needs them (guard.py)."""
     saved = (*args, *kwargs.values()) if kwargs else args
-    if isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
+    if out.__class__ is np.ndarray:  # the common case first
+        if out.dtype.kind not in "fc":
+            return out
+        out = Tracked(out, level, args, rule)
+        hold(out, saved, rule)
+        if out.value.base is not None:  # a NumPy view
+            writes.view(out)
+    elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
         hold(hub, saved, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
@@ -222,8 +229,8 @@ def record(out, rule, level, args, kwargs=None, func=None):
     elif is_inexact(out):
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
-        v = out.value if out.value.__class__ is np.ndarray else plain(out.value)
-        if v.__class__ is np.ndarray and v.base is not None:  # a NumPy view
+        v = plain(out.value)
+        if v.__class__ is np.ndarray and v.base is not None:  # a view one level down
             writes.view(out)
     if watching and state.watch is not None:
         state.watch(out, args, func)
@@ -237,8 +244,10 @@ def apply(func, args, kwargs):
     if kwargs:
         if "out" in kwargs:  # out=None dropped; out=y written into y, or refused
             return writes.into_out(apply, func, args, kwargs)
-        if any(isinstance(v, Tracked) for v in kwargs.values()):
-            args, kwargs = bind_positional(func, args, kwargs, Tracked)
+        for v in kwargs.values():
+            if isinstance(v, Tracked):
+                args, kwargs = bind_positional(func, args, kwargs, Tracked)
+                break
     # the level search of top_level, written out for flat arguments (the common case:
     # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk
     top, finished, nested = -1, False, False
@@ -314,12 +323,20 @@ def _binary(func, a, b):
     """``apply`` for two arguments and no keywords (``x * y``, ``x + 1.0``): the hot path of
     a table row, with the level search written out."""
     row = rules.get(func)
-    if row.__class__ is not Elementwise or state.slow:
+    if state.slow:
         return apply(func, (a, b), {})
     la = a.level if isinstance(a, Tracked) else -1
     lb = b.level if isinstance(b, Tracked) else -1
     if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
+    if row.__class__ is not Elementwise:  # a pullback rule (x @ W): called here directly
+        if row.__class__ in _RECORDS or row is None or {a.__class__, b.__class__} & _LISTS:
+            return apply(func, (a, b), {})
+        top = la if la > lb else lb
+        result = row(a.value if la == top else a, b.value if lb == top else b)
+        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+            check_rule_result(func, row, result)
+        return record(result[0], result[1], top, (a, b), None, func)
     # a plain array or an input's value stays read-only while the node needs it (guard.py;
     # a transform's inputs are held by its level already)
     call = row.call
@@ -338,6 +355,9 @@ def _binary(func, a, b):
     return node
 
 
+_RECORDS, _LISTS = frozenset({Composite, Unbatched, Pick}), frozenset({list, tuple})
+
+
 def _call_plain(func, args, kwargs):
     args = [map_boxes(a, plain) for a in args]
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
@@ -352,8 +372,6 @@ run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py repla
 _IN_PLACE = frozenset(f for f in (
     np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
     if f is not None)
-
-
 
 
 def _ufunc_call(ufunc, inputs, kwargs):
@@ -399,18 +417,16 @@ def _ufunc_method(ufunc, method, inputs, kwargs):
 
 # ---------------------------------------------------------------------------- tracked values
 
-def _operator(func, reflected=False):
-    """A binary operator method of ``Tracked``: the hot path of ``func``'s table row."""
-    if reflected:
-        def reflected_operator(self, other):
-            return _binary(func, other, self)
-
-        return reflected_operator
-
+def _operators(func):
+    """A binary operator method of ``Tracked`` and its reflected form: the hot path of
+    ``func``'s table row (or, for @, of its rule)."""
     def operator(self, other):
         return _binary(func, self, other)
 
-    return operator
+    def reflected_operator(self, other):
+        return _binary(func, other, self)
+
+    return operator, reflected_operator
 
 
 def _comparison(func):  # not differentiable: a plain boolean result
@@ -528,21 +544,14 @@ class Tracked(ArrayMethods):
         return apply(astype, (self, dtype), {})
 
     # -- operators: each the table row of its ufunc (reflected: swapped; in-place: writes.py)
-    __add__, __radd__ = _operator(np.add), _operator(np.add, reflected=True)
-    __sub__, __rsub__ = _operator(np.subtract), _operator(np.subtract, reflected=True)
-    __mul__, __rmul__ = _operator(np.multiply), _operator(np.multiply, reflected=True)
-    __truediv__ = _operator(np.true_divide)
-    __rtruediv__ = _operator(np.true_divide, reflected=True)
-    __floordiv__ = _operator(np.floor_divide)
-    __rfloordiv__ = _operator(np.floor_divide, reflected=True)
-    __mod__, __rmod__ = _operator(np.remainder), _operator(np.remainder, reflected=True)
-    __pow__, __rpow__ = _operator(np.power), _operator(np.power, reflected=True)
-
-    def __matmul__(self, other):
-        return apply(np.matmul, (self, other), {})
-
-    def __rmatmul__(self, other):
-        return apply(np.matmul, (other, self), {})
+    __add__, __radd__ = _operators(np.add)
+    __sub__, __rsub__ = _operators(np.subtract)
+    __mul__, __rmul__ = _operators(np.multiply)
+    __truediv__, __rtruediv__ = _operators(np.true_divide)
+    __floordiv__, __rfloordiv__ = _operators(np.floor_divide)
+    __mod__, __rmod__ = _operators(np.remainder)
+    __pow__, __rpow__ = _operators(np.power)
+    __matmul__, __rmatmul__ = _operators(np.matmul)
 
     def __neg__(self):
         return _unary(np.negative, self)
@@ -554,9 +563,5 @@ class Tracked(ArrayMethods):
         return _unary(np.absolute, self)
 
     # comparisons are not differentiable: plain boolean results
-    __lt__ = _comparison(np.less)
-    __le__ = _comparison(np.less_equal)
-    __gt__ = _comparison(np.greater)
-    __ge__ = _comparison(np.greater_equal)
-    __eq__ = _comparison(np.equal)
-    __ne__ = _comparison(np.not_equal)
+    __lt__, __le__, __gt__ = map(_comparison, (np.less, np.less_equal, np.greater))
+    __ge__, __eq__, __ne__ = map(_comparison, (np.greater_equal, np.equal, np.not_equal))

@@ -19,11 +19,13 @@ def _is_namedtuple(kind):
 
 def _walk(node, leaves):
     kind = type(node)
-    if kind is tuple or kind is list or _is_namedtuple(kind):
+    if kind is tuple or kind is list:
         return (kind, [_walk(child, leaves) for child in node], None)
     if kind is dict:
         keys = list(node)
         return (dict, [_walk(node[k], leaves) for k in keys], keys)
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a namedtuple
+        return (kind, [_walk(child, leaves) for child in node], None)
     leaves.append(node)
     return LEAF
 
@@ -32,7 +34,7 @@ def _build(spec, it):
     if spec is LEAF:
         return next(it)
     kind, children, keys = spec
-    built = [_build(child, it) for child in children]
+    built = [next(it) if child is LEAF else _build(child, it) for child in children]
     if kind is dict:
         return dict(zip(keys, built))
     if _is_namedtuple(kind):

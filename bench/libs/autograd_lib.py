@@ -18,10 +18,10 @@ def build(workload, data, lib="autograd"):
     if workload == "scalar_chain":
         g = autograd.grad(functools.partial(W.scalar_chain, np=anp))
         return (lambda: g(d["x"])), _list
-    if workload in ("small_mlp", "large_mlp"):
-        g = autograd.grad(functools.partial(W.mlp_loss, np=anp))
+    if workload in W.MLP_LOSSES:
+        g = autograd.grad(functools.partial(W.MLP_LOSSES[workload], np=anp))
         return (lambda: g(d["params"], d["x"], d["Y"])), _list
-    if workload == "rnn":
+    if workload in W.RNN_WORKLOADS:
         g = autograd.grad(functools.partial(W.rnn_loss, np=anp))
         return (lambda: g(d["weights"], d["xs"], d["h0"])), _list
     if workload == "hessian":

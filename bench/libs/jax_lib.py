@@ -32,10 +32,10 @@ def build(workload, data, lib="jax"):
     if workload == "scalar_chain":
         g = _ready(wrap(jax.grad(functools.partial(W.scalar_chain, np=jnp))))
         return (lambda: g(d["x"])), _list
-    if workload in ("small_mlp", "large_mlp"):
-        g = _ready(wrap(jax.grad(functools.partial(W.mlp_loss, np=jnp))))
+    if workload in W.MLP_LOSSES:
+        g = _ready(wrap(jax.grad(functools.partial(W.MLP_LOSSES[workload], np=jnp))))
         return (lambda: g(d["params"], d["x"], d["Y"])), _list
-    if workload == "rnn":
+    if workload in W.RNN_WORKLOADS:
         g = _ready(wrap(jax.grad(functools.partial(W.rnn_loss, np=jnp))))
         return (lambda: g(d["weights"], d["xs"], d["h0"])), _list
     if workload == "hessian":

@@ -27,9 +27,9 @@ def build(workload, data, lib="mygrad"):
             W.scalar_chain(x, np=mg).backward()
             return x.grad
         return run, _list
-    if workload in ("small_mlp", "large_mlp"):
-        return (lambda: _grads(W.mlp_loss, d["params"], d["x"], d["Y"])), _list
-    if workload == "rnn":
+    if workload in W.MLP_LOSSES:
+        return (lambda: _grads(W.MLP_LOSSES[workload], d["params"], d["x"], d["Y"])), _list
+    if workload in W.RNN_WORKLOADS:
         return (lambda: _grads(W.rnn_loss, d["weights"], d["xs"], d["h0"])), _list
     if workload == "jacobian_ew":
         return (lambda: jacobian(functools.partial(W.ew_map, np=mg), d["x"])), _list

@@ -14,9 +14,9 @@ def build(workload, data, lib="numpy"):
     d = data
     if workload == "scalar_chain":
         return (lambda: scalar_chain_grad(d["x"])), _list
-    if workload in ("small_mlp", "large_mlp"):
+    if workload in W.MLP_LOSSES:
         return (lambda: mlp_grad(d["params"], d["x"], d["Y"])), _list
-    if workload == "rnn":
+    if workload in W.RNN_WORKLOADS:
         return (lambda: rnn_grad(d["weights"], d["xs"], d["h0"])), _list
     if workload == "hessian":
         return (lambda: hessian(d["x"], d["A"])), _list

@@ -14,10 +14,10 @@ def build(workload, data, lib="pullback_jit"):
     if workload == "scalar_chain":
         g = pb.jit(pb.grad(W.scalar_chain))
         run = lambda: g(d["x"])  # noqa: E731
-    elif workload in ("small_mlp", "large_mlp"):
-        g = pb.jit(pb.grad(W.mlp_loss))
+    elif workload in W.MLP_LOSSES:
+        g = pb.jit(pb.grad(W.MLP_LOSSES[workload]))
         run = lambda: g(d["params"], d["x"], d["Y"])  # noqa: E731
-    elif workload == "rnn":
+    elif workload in W.RNN_WORKLOADS:
         g = pb.jit(pb.grad(W.rnn_loss))
         run = lambda: g(d["weights"], d["xs"], d["h0"])  # noqa: E731
     elif workload == "hessian":

@@ -19,10 +19,10 @@ def build(workload, data, lib="pullback"):
     if workload == "scalar_chain":
         g = pb.grad(W.scalar_chain)
         return (lambda: g(d["x"])), _list
-    if workload in ("small_mlp", "large_mlp"):
-        g = pb.grad(W.mlp_loss)
+    if workload in W.MLP_LOSSES:
+        g = pb.grad(W.MLP_LOSSES[workload])
         return (lambda: g(d["params"], d["x"], d["Y"])), _list
-    if workload == "rnn":
+    if workload in W.RNN_WORKLOADS:
         g = pb.grad(W.rnn_loss)
         return (lambda: g(d["weights"], d["xs"], d["h0"])), _list
     if workload == "hessian":

@@ -56,12 +56,13 @@ def build(workload, data, lib="torch"):
             x = T(d["x"], True)
             return torch.autograd.grad(W.scalar_chain(x, np=tnp), x)
         return run, _list
-    if workload in ("small_mlp", "large_mlp"):
+    if workload in W.MLP_LOSSES:
         params, x, Y = [T(p, True) for p in d["params"]], T(d["x"]), T(d["Y"])
-        g = _grad_fn(W.mlp_loss)
+        g = _grad_fn(W.MLP_LOSSES[workload])
         return (lambda: g(params, x, Y)), _list
-    if workload == "rnn":
-        ws, xs, h0 = [T(w, True) for w in d["weights"]], T(d["xs"]), T(d["h0"])
+    if workload in W.RNN_WORKLOADS:
+        xs = [T(a) for a in d["xs"]] if isinstance(d["xs"], list) else T(d["xs"])
+        ws, h0 = [T(w, True) for w in d["weights"]], T(d["h0"])
         g = _grad_fn(W.rnn_loss)
         return (lambda: g(ws, xs, h0)), _list
     if workload == "hessian":

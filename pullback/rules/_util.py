@@ -29,9 +29,11 @@ def normalize_axes(axis, ndim):
 def unreduce(g, in_shape, axis, keepdims):
     """Give a reduction's cotangent back the reduced axes (as size 1), keeping any leading
     batch axes; the engine broadcasts it up to the input's shape."""
+    if keepdims:
+        return g
     ndim = len(in_shape)
     axes = normalize_axes(axis, ndim)
-    if keepdims or not axes:
+    if not axes:
         return g
     gshape = np.shape(plain(g))
     nb = len(gshape) - (ndim - len(axes))
@@ -39,7 +41,7 @@ def unreduce(g, in_shape, axis, keepdims):
     it = iter(gshape[nb:])
     for i in range(ndim):
         full.append(1 if i in axes else next(it))
-    return np.reshape(g, tuple(full))
+    return g.reshape(tuple(full)) if hasattr(g, "reshape") else np.reshape(g, tuple(full))
 
 
 def conj_if_complex(x):

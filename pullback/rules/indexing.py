@@ -172,8 +172,29 @@ def _flat_gather(x, indices):
     return ans, flat_scatter
 
 
+def _basic(index):
+    """Whether ``index`` is an int, a slice or a tuple of them: NumPy's basic indexing, which
+    takes each element at most once, so that its transpose is a write into zeros."""
+    if index.__class__ is int or index.__class__ is slice:
+        return True
+    return index.__class__ is tuple and all(i.__class__ is int or i.__class__ is slice
+                                            for i in index)
+
+
 @rrule(getitem)
 def getitem_rule(x, index):
+    if x.__class__ is np.ndarray and _basic(index):  # the common case: x[i], x[:, 0]
+        ans = x[index]
+        shape, ndim = x.shape, ans.ndim
+
+        def basic_pullback(g):
+            if g.__class__ is np.ndarray and g.ndim == ndim:  # no batch axes
+                ct = np.zeros(shape, dtype=g.dtype)
+                ct[index] = g
+                return ct, None
+            return _scatter(*normalize_index(index, len(shape)), shape, ndim)(g), None
+
+        return ans, basic_pullback
     ans, scatter = _gather(x, index)
 
     def getitem_pullback(g):

@@ -49,8 +49,11 @@ def _sum_rule(func, nan):
     def sum_rule(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
                  where=_NoValue):
         _no_out(func, out)
-        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims,
-                   **_given(initial=initial, where=where))
+        if a.__class__ is np.ndarray and not nan and initial is where is _NoValue:
+            ans = np.add.reduce(a, axis, dtype, None, keepdims)  # np.sum's own call
+        else:
+            ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims,
+                       **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def sum_pullback(g):
@@ -172,7 +175,9 @@ def _share(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
     (ties share equally; a NaN extremum goes to the NaNs). Also the share of ``initial``."""
     x = plain(a)
     best = unreduce(plain(ans), shape, axis, keepdims)
-    hit = np.equal(x, best) | (np.isnan(x) & np.isnan(best))
+    hit = np.equal(x, best)
+    if x.__class__ is not np.ndarray or np.isnan(np.add.reduce(best, axis=None)):
+        hit = hit | (np.isnan(x) & np.isnan(best))  # a NaN extremum: the NaNs share it
     if mask is not True:
         hit = hit & mask
     count = np.sum(hit, axis=axis, keepdims=True)
@@ -185,10 +190,15 @@ def _share(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
 
 
 def _extremum_rule(func, nan):
+    reduce = None if nan else (np.maximum if func in (np.max, np.amax) else np.minimum).reduce
+
     def extremum_rule(a, axis=None, out=None, keepdims=False, initial=_NoValue,
                       where=_NoValue):
         _no_out(func, out)
-        ans = func(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
+        if a.__class__ is np.ndarray and reduce is not None and initial is where is _NoValue:
+            ans = reduce(a, axis, None, None, keepdims)  # np.max's own call
+        else:
+            ans = func(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def extremum_pullback(g):
