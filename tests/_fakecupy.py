@@ -175,7 +175,7 @@ def to_device(x):
     if isinstance(x, np.ndarray):
         return FakeArray(x.copy())
     if isinstance(x, (tuple, list)):
-        return type(x)(to_device(v) for v in x)
+        return _rebuild(x, [to_device(v) for v in x])
     if isinstance(x, dict):
         return {k: to_device(v) for k, v in x.items()}
     return x
@@ -187,7 +187,12 @@ def to_host(x):
     if isinstance(x, FakeArray):
         return x._a
     if isinstance(x, (tuple, list)):
-        return type(x)(to_host(v) for v in x)
+        return _rebuild(x, [to_host(v) for v in x])
     if isinstance(x, dict):
         return {k: to_host(v) for k, v in x.items()}
     return x
+
+
+def _rebuild(x, items):
+    """A list, tuple or namedtuple (``QRResult``) like ``x`` holding ``items``."""
+    return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)

@@ -30,29 +30,8 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.gradient(coordinates)", "np.interp(fp)", "np.interp(left, right)",
     "np.interp(period, complex)", "np.interp(x, fp)", "np.polyval", "np.polyval(complex)",
     "np.polyval(x)", "np.power(integer exponent)", "np.quantile(weights)", "np.select",
-    "np.select(plain default)", "np.where", "special.gammainc(array a)",
+    "np.select(plain default)", "np.std(0-d)", "np.where", "special.gammainc(array a)",
     "special.gammaincc(array a)", "special.betainc(array a, b)")}
-# rows pullback does not run on a CuPy-like device yet: each fails today for the reason
-# given (some of their shapes pass: xfail, not strict)
-NOT_YET_ON_CUPY = {
-    "eig(complex)": "the eig pullback mixes a NumPy constant with the device array",
-    "eig(real eigenvalues)": "the eig pullback mixes a NumPy constant with the device array",
-    "np.linalg.eig": "the eig pullback mixes a NumPy constant with the device array",
-    "np.linalg.eigh": "the eigh pullback mixes a NumPy constant with the device array",
-    "np.linalg.svd": "the svd pullback mixes a NumPy constant with the device array",
-    "np.linalg.qr": "QRResult rebuilt from one field in the engine's several-output path",
-    "np.linalg.slogdet": "SlogdetResult rebuilt from one field in the several-output path",
-    "slogdet(complex)": "SlogdetResult rebuilt from one field in the several-output path",
-    "np.std(0-d)": "a NumPy constant in the 0-d std pullback",
-    "np.unique(axis=0)": "np.take's rule converts its indices with np.asarray",
-    "np.psi": "the rule's body converts its input with np.asarray",
-    "pullback.rules.writes.reread": "reread reads NumPy memory layout (np.asarray(base))",
-    "reread(transpose)": "reread reads NumPy memory layout (np.asarray(base))",
-    **{label: "the decomposition's pullback mixes a NumPy constant with the device array"
-       for label in ("eigh(complex)", "qr(complete)", "qr(complex)", "svd(complex)",
-                     "svd(hermitian)", "svd(hermitian, complex)")},
-    "special.psi": "the rule's body converts its input with np.asarray",
-}
 
 
 def _not_on_cupy(spec):
@@ -60,6 +39,7 @@ def _not_on_cupy(spec):
     return (NOT_ON_CUPY_ROWS.get(spec.label) or NOT_ON_CUPY_FUNCTIONS.get(name)
             or next((why for m, why in NOT_ON_CUPY_MODULES.items() if name.startswith(m)),
                     None))
+
 
 def _random_like(x, rng):
     x = np.asarray(x)
@@ -114,11 +94,7 @@ def _on_device_kwargs(f, case):
     return on_device
 
 
-CUPY_CASES = [
-    pytest.param(c, id=c.id, marks=pytest.mark.xfail(
-        reason=NOT_YET_ON_CUPY[c.spec.label], strict=False))
-    if c.spec.label in NOT_YET_ON_CUPY else pytest.param(c, id=c.id)
-    for c in CASES if not _not_on_cupy(c.spec)]
+CUPY_CASES = [pytest.param(c, id=c.id) for c in CASES if not _not_on_cupy(c.spec)]
 
 
 @pytest.mark.parametrize("case", CUPY_CASES)

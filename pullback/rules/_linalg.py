@@ -104,7 +104,7 @@ def cholesky_vjp(factor, g, lower=True):
 
 def inverse_gaps(d):
     """1 / d off the diagonal, 0 on it."""
-    eye = np.eye(shape_of(d)[-1])
+    eye = on_backend(np.eye(shape_of(d)[-1]), d)
     return (1 - eye) / (d + eye)
 
 

@@ -9,7 +9,17 @@ differentiable to every order.
 
 import numpy as np
 
-from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of, zeros_on
+from ..extend import (
+    Tracked,
+    getitem,
+    is_foreign,
+    linear,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+    zeros_on,
+)
 from ._util import zero_of
 
 
@@ -211,7 +221,8 @@ def _along(indices, axis, ndim):
 @rrule(np.take)
 def take_rule(a, indices, axis=None, out=None, mode="raise"):
     shape = shape_of(a)
-    indices = np.asarray(indices)
+    if not is_foreign(plain(indices)):
+        indices = np.asarray(indices)  # a list
     n = int(np.prod(shape)) if axis is None else shape[axis]
     if mode == "wrap":
         indices = indices % n

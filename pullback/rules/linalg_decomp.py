@@ -158,7 +158,7 @@ def _svd_vjp(u, s, vh, gu, gs, gvh):
     m, n = shape_of(u)[-2], shape_of(vh)[-1]
     inner = diag_embed(gs)
     row, col = np.expand_dims(s, -1), np.expand_dims(s, -2)
-    eye = np.eye(shape_of(s)[-1])
+    eye = on_backend(np.eye(shape_of(s)[-1]), s)
     v, gv = H(vh), H(gvh)
     if not (is_zero(gu) and is_zero(gvh)):
         f = _square_gaps(row, col)

@@ -35,6 +35,7 @@ from ..extend import (
     shape_of,
     state,
     writes,
+    zeros_on,
 )
 from ._util import zero_of
 
@@ -99,6 +100,8 @@ def reread(old, base, geometry):
     what a view of ``base`` holds after a write into ``base``. ``old`` is the view's
     previous version (only recorded, never read)."""
     offset, shape, strides, order = geometry
+    if is_foreign(base):  # another library's array, laid out as its shape says
+        return base[_positions(shape_of(base), geometry, np.dtype(base.dtype).itemsize)]
     b = np.asarray(base)
     if b.flags.c_contiguous if order == "C" else b.flags.f_contiguous:
         return np.ndarray(shape, b.dtype, buffer=b, offset=offset, strides=strides)
@@ -125,7 +128,7 @@ class RereadPullback:
 
     def __call__(self, g):
         where = _positions(self.shape, self.geometry, np.dtype(plain(g).dtype).itemsize)
-        zeros = np.zeros(self.shape, dtype=plain(g).dtype)
+        zeros = zeros_on(g, self.shape, plain(g).dtype)
         return None, index_update(zeros, where, g), None
 
 
