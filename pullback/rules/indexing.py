@@ -133,10 +133,39 @@ def index_add(g, index, shape):
     g = _items_layout(g, front)
     out = zeros_on(g, tuple(shape), np.result_type(g))
     if _gathers(items):
-        np.add.at(out, items, g)
-    else:
+        try:
+            np.add.at(out, items, g)
+        except TypeError:  # an array library without ufunc.at (Dask)
+            if not is_foreign(g) or any(is_foreign(i) for i in items):
+                raise
+            return _add_by_gathers(g, items, tuple(shape), out.dtype)
+    elif g.__class__ is np.ndarray or 0 not in shape_of(g):  # (Dask fails to write nothing)
         out[items] = g
     return out
+
+
+def _add_by_gathers(g, items, shape, dtype):
+    """``np.add.at(zeros(shape), items, g)`` by gathers of ``g`` alone, for an array
+    library without ``ufunc.at``: the positions ``items`` reach are known on the host, so
+    each output element sums its k-th contribution over k up to the most repeats (one
+    gather for an index without repeats)."""
+    size = int(np.prod(shape))
+    targets = np.arange(size).reshape(shape)[items]  # on the host: each element's target
+    where = targets.ravel()
+    flat = np.reshape(np.broadcast_to(g, targets.shape), (-1,))
+    padded = np.concatenate([flat, zeros_on(g, (1,), dtype)])  # a zero at position m
+    order = np.argsort(where, kind="stable")
+    counts = np.bincount(where, minlength=size)
+    first = np.cumsum(counts) - counts  # where each target's run starts in ``order``
+    out = None
+    for k in range(int(counts.max(initial=0))):
+        source = np.where(counts > k, order[np.minimum(first + k, len(order) - 1)],
+                          len(order))
+        term = padded[source]
+        out = term if out is None else out + term
+    if out is None:
+        return zeros_on(g, shape, dtype)
+    return np.reshape(out, shape)
 
 
 def index_add_transpose(ct, ans, g, index, shape):
@@ -288,7 +317,7 @@ def _zero(g):
 
 @rrule(np.choose)
 def choose_rule(a, choices, out=None, mode="raise"):
-    ans = np.choose(a, choices, mode=mode)
+    ans = np.choose(a, choices) if mode == "raise" else np.choose(a, choices, mode=mode)
     which = np.asarray(plain(a))
     n = len(choices)
     if mode == "wrap":

@@ -73,7 +73,7 @@ def qr_rule(a, mode="reduced"):
             + ("no rule for the Householder form" if mode == "raw" else
                "the last m - n columns of q are not determined by a; use mode='reduced'")
         )
-    ans = np.linalg.qr(a, mode=mode)
+    ans = np.linalg.qr(a) if mode == "reduced" else np.linalg.qr(a, mode=mode)  # (Dask)
 
     def qr_pullback(g):
         if mode == "r":
@@ -189,8 +189,10 @@ def _fold_complement(x, gx, k):
 
 @rrule(np.linalg.svd)
 def svd_rule(a, full_matrices=True, compute_uv=True, hermitian=False):
-    ans = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
-                        hermitian=hermitian)
+    # the defaults are not passed on: Dask's svd takes neither compute_uv= nor hermitian=
+    kw = ({} if compute_uv else {"compute_uv": False}) | (
+        {"hermitian": True} if hermitian else {})
+    ans = np.linalg.svd(a, full_matrices=full_matrices, **kw)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
 

@@ -146,8 +146,14 @@ def _var_rule(func, nan, root):
 
         def var_pullback(g):
             mask = _mask(where, a if nan else None)
-            kw = {} if mask is True else {"where": mask}
-            centred = _masked(a - np.mean(a, axis=axis, keepdims=True, **kw), mask)
+            if mask is True:
+                mean = np.mean(a, axis=axis, keepdims=True)
+            elif a.__class__ is np.ndarray:
+                mean = np.mean(a, axis=axis, keepdims=True, where=mask)
+            else:  # (Dask's mean takes no where=)
+                mean = np.sum(_masked(a, mask), axis=axis, keepdims=True) / _count(
+                    shape, axis, mask)
+            centred = _masked(a - mean, mask)
             scale = unreduce(g, shape, axis, keepdims) / (_count(shape, axis, mask) - dof)
             if root:
                 # std at a constant slice: gradient 0 (the norm at 0), not 0/0
@@ -198,7 +204,9 @@ def _extremum_rule(func, nan):
         if a.__class__ is np.ndarray and reduce is not None and initial is where is _NoValue:
             ans = reduce(a, axis, None, None, keepdims)  # np.max's own call
         else:
-            ans = func(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
+            # np.max for np.amax, its alias: Dask registers np.amax as found at its import,
+            # where pullback's wrapper may stand, and computes what it does not know
+            ans = _ALIASES.get(func, func)(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def extremum_pullback(g):
@@ -213,6 +221,7 @@ def _extremum_rule(func, nan):
 
 
 # np.amax and np.amin are separate functions from np.max and np.min in NumPy 2
+_ALIASES = {np.amax: np.max, np.amin: np.min}
 for _f in (np.max, np.amax, np.min, np.amin):
     rrule(_f)(_extremum_rule(_f, nan=False))
 for _f in (np.nanmax, np.nanmin):
@@ -222,7 +231,7 @@ for _f in (np.nanmax, np.nanmin):
 @rrule(np.ptp)
 def ptp_rule(a, axis=None, out=None, keepdims=False):
     _no_out(np.ptp, out)
-    ans = np.ptp(a, axis=axis, keepdims=keepdims)
+    ans = np.ptp(a, axis=axis, **({"keepdims": True} if keepdims else {}))  # (Dask)
     shape = shape_of(a)
 
     def ptp_pullback(g):

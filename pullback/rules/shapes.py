@@ -28,8 +28,10 @@ def _transpose_back(g, perm):
 def _reshape_back(g, shape, out_ndim, order="C"):
     """``g`` reshaped to ``shape`` past its batch axes, reading in ``order`` ('C' or 'F')."""
     batch = batch_shape(g, out_ndim)
-    if order == "C" or not batch:
-        return np.reshape(g, batch + shape, order=order)
+    if order == "C":  # no order= given: Dask's reshape takes none
+        return np.reshape(g, batch + shape)
+    if not batch:
+        return np.reshape(g, shape, order=order)
     # Fortran order runs the first axis fastest: keep the batch axes last while reshaping
     nb = len(batch)
     moved = np.moveaxis(g, tuple(range(nb)), tuple(range(-nb, 0)))

@@ -213,8 +213,10 @@ def unique_of_tracked(ar, return_index=False, return_inverse=False, return_count
     """np.unique on a tracked array: the unique values are a gather of ``ar`` at the first
     occurrence of each (return_index), so each value's cotangent goes to that element; the
     indices and counts are plain."""
+    if axis is not None:  # (Dask's unique takes no axis=)
+        kwargs["axis"] = axis
     found = np.unique(plain(ar), return_index=True, return_inverse=return_inverse,
-                      return_counts=return_counts, axis=axis, **kwargs)
+                      return_counts=return_counts, **kwargs)
     index = found[1]
     values = np.ravel(ar)[index] if axis is None else np.take(ar, index, axis=axis)
     extras = ([index] if return_index else []) + list(found[2:])
