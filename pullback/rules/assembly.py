@@ -219,7 +219,10 @@ def vander_rule(x, N=None, increasing=False):
 
 @rrule(np.linspace)
 def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    ans = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    # by keyword, and only those given (Dask's linspace has chunks= fifth, and no axis=)
+    kw = ({} if endpoint else {"endpoint": False}) | ({"retstep": True} if retstep else {}) | (
+        {} if dtype is None else {"dtype": dtype}) | ({} if axis == 0 else {"axis": axis})
+    ans = np.linspace(start, stop, num, **kw)
     num = int(num)
     div = (num - 1) if endpoint else num
     # sample i is start (1 - t_i) + stop t_i, t_i = i / div (the last is stop itself)

@@ -139,9 +139,27 @@ def index_add(g, index, shape):
             if not is_foreign(g) or any(is_foreign(i) for i in items):
                 raise
             return _add_by_gathers(g, items, tuple(shape), out.dtype)
-    elif g.__class__ is np.ndarray or 0 not in shape_of(g):  # (Dask fails to write nothing)
+    elif g.__class__ is np.ndarray:
+        out[items] = g
+    elif 0 not in shape_of(g):  # (Dask fails to write nothing)
+        if None in items:
+            g, items = _without_new_axes(g, items)
+            if not items:
+                return g
         out[items] = g
     return out
+
+
+def _without_new_axes(g, items):
+    """``g`` without the length-1 axes the ``None`` entries of ``items`` made, and
+    ``items`` without them: the same write, which Dask's assignment takes."""
+    new, axis = [], 0
+    for item in items:
+        if item is None:
+            new.append(axis)
+        if not isinstance(item, (int, np.integer)):
+            axis += 1
+    return np.squeeze(g, axis=tuple(new)), tuple(i for i in items if i is not None)
 
 
 def _add_by_gathers(g, items, shape, dtype):

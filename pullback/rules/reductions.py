@@ -206,7 +206,8 @@ def _extremum_rule(func, nan):
         else:
             # np.max for np.amax, its alias: Dask registers np.amax as found at its import,
             # where pullback's wrapper may stand, and computes what it does not know
-            ans = _ALIASES.get(func, func)(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
+            ans = _ALIASES.get(func, func)(a, axis=axis, keepdims=keepdims,
+                                           **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def extremum_pullback(g):

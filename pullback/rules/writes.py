@@ -50,7 +50,8 @@ def index_update(x, index, v):
     >>> index_update(np.zeros(3), [0, 2], 5.0)
     array([5., 0., 5.])
     """
-    out = np.copy(x) if is_foreign(x) else np.array(x, copy=True)
+    # another library's copy method: Dask has no np.copy (it would compute x)
+    out = x.copy() if is_foreign(x) else np.array(x, copy=True)
     out[index] = v
     return out
 
