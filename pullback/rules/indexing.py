@@ -142,7 +142,7 @@ def index_add(g, index, shape):
     elif g.__class__ is np.ndarray:
         out[items] = g
     elif 0 not in shape_of(g):  # (Dask fails to write nothing)
-        if None in items:
+        if any(i is None for i in items):
             g, items = _without_new_axes(g, items)
             if not items:
                 return g
