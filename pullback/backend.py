@@ -18,6 +18,10 @@ import numpy as np
 from .core import Tracked, plain
 
 
+# NumPy's scalar types and Python's numbers: a cotangent of one of them is no array
+SCALAR_TYPES = frozenset(t for t in np.sctypeDict.values()) | {float, int, complex, bool}
+
+
 def is_foreign(v: Any) -> bool:
     """Whether the plain value ``v`` is an array of another library: not a NumPy array or
     scalar or a Python number, with ``shape``, ``dtype`` and ``__array_function__``.

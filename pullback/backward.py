@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .backend import is_foreign, ones_like_value, zeros_like_value
+from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
 from .registry import (
@@ -105,7 +105,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype is not v.dtype and ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked) or is_foreign(ct):
+            elif batch_shape or c is not v.__class__ or c not in SCALAR_TYPES:
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -168,7 +168,9 @@ def _row_cotangent(row, i, g, ans, vals):
         ct = g * (np.conjugate(local) if is_complex(local) else local)
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
         # not finite when an entry is not; another library's array is masked: asking syncs)
-        if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
+        pc = plain(ct)
+        if (pc.__class__ is not np.ndarray and is_foreign(pc)
+                or not np.isfinite(np.add.reduce(pc, axis=None))):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
