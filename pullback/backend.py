@@ -17,7 +17,6 @@ import numpy as np
 
 from .core import Tracked, plain
 
-
 # NumPy's scalar types and Python's numbers: a cotangent of one of them is no array
 SCALAR_TYPES = frozenset(t for t in np.sctypeDict.values()) | {float, int, complex, bool}
 

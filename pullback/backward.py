@@ -168,9 +168,7 @@ def _row_cotangent(row, i, g, ans, vals):
         ct = g * (np.conjugate(local) if is_complex(local) else local)
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
         # not finite when an entry is not; another library's array is masked: asking syncs)
-        pc = plain(ct)
-        if (pc.__class__ is not np.ndarray and is_foreign(pc)
-                or not np.isfinite(np.add.reduce(pc, axis=None))):
+        if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
