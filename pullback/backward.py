@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
@@ -33,7 +34,6 @@ from .tree import tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
-_SCALARS = _REAL | {complex, np.complex128, np.complex64}
 
 
 # ---------------------------------------------------------------------------- the backward pass
@@ -106,8 +106,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
                 if ct.dtype is not v.dtype and ct.dtype != v.dtype or ct.shape != (
                         batch_shape + v.shape if batch_shape else v.shape):
                     ct = _project(ct, parent, batch_shape, rule)
-            elif batch_shape or c is not v.__class__ or isinstance(ct, Tracked) or (
-                    c not in _SCALARS and ct.shape != v.shape):  # (a Dask array's)
+            elif batch_shape or c is not v.__class__ or c not in SCALAR_TYPES:
                 ct = _project(ct, parent, batch_shape, rule)
             prev = cts.get(parent)
             if prev is None:
@@ -169,8 +168,8 @@ def _row_cotangent(row, i, g, ans, vals):
         local = d(ans, *vals)
         ct = g * (np.conjugate(local) if is_complex(local) else local)
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
-        # not finite when an entry is not; a Dask value is masked without computing)
-        if is_lazy(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
+        # not finite when an entry is not; another library's array is masked: asking syncs)
+        if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
             ct = np.where(plain(g) == 0, 0, ct)
     return ct
 
@@ -195,7 +194,7 @@ def _per_slice(pullback, g, out):
 def zeros_for(out, batch_shape=()):
     """Zeros like ``out`` with ``batch_shape`` in front: the cotangent of an unused output."""
     v = plain(out)  # may be a Python scalar (cho_factor's ``lower`` flag)
-    return np.zeros(batch_shape + np.shape(v), dtype=np.result_type(v))
+    return zeros_like_value(v, batch_shape + np.shape(v), np.result_type(v))
 
 
 def _match(node, cts):
@@ -381,11 +380,13 @@ def as_result(ct, x):
         return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
-    if is_lazy(ct):  # stays lazy: computed with the value, in one pass (lazy.py)
+    if is_foreign(ct):  # stays in its library: a Dask gradient stays lazy (lazy.py)
         dtype = np.result_type(x)
         return ct if ct.dtype == dtype else ct.astype(dtype)
     if isinstance(x, np.ndarray):
         return writeable(np.asarray(ct, dtype=x.dtype))
+    if is_foreign(x):  # another library's array: its own type, x's dtype
+        return ct if ct.dtype == x.dtype else ct.astype(x.dtype)
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
     return dtype.type(ct)
 
@@ -415,7 +416,7 @@ def make_leaf(x, level, what):
             "would ignore the mask. Pass x.filled(0.0) and multiply by the mask inside "
             "the function (np.where(mask, 0.0, x)) so masked entries get no gradient."
         )
-    elif isinstance(x, (np.ndarray, np.generic)):
+    elif isinstance(x, (np.ndarray, np.generic)) or is_foreign(x):
         kind, value = x.dtype.kind, x
     else:
         raise TypeError(
@@ -498,7 +499,7 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
             "finite, or pass losscheck=False to differentiate it anyway"
         )
-    return np.ones(np.shape(v), dtype=np.result_type(v))
+    return ones_like_value(v, np.shape(v), np.result_type(v))
 
 
 def _lazy_seed(v, fname):
@@ -615,5 +616,5 @@ class VJP:
                     f"pullback: cotangent {k} for {self._fname} has shape "
                     f"{shape_of(s)}, but the output has shape {want}"
                 )
-            checked.append(s if isinstance(s, Tracked) else np.asarray(s))
+            checked.append(s if isinstance(s, Tracked) or is_foreign(s) else np.asarray(s))
         return tuple(self._lin.pull(self._outs, checked, batch_shape))

@@ -30,6 +30,7 @@ from .registry import NoRuleError, public
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _np_array, _np_asarray = np.array, np.asarray
 _np_asanyarray, _np_ascontiguousarray = np.asanyarray, np.ascontiguousarray
+_np_stack = np.stack  # NumPy's: a stack that fails is not retried (no recursion)
 
 
 def holds_tracked(obj: Any) -> bool:
@@ -44,7 +45,7 @@ def holds_tracked(obj: Any) -> bool:
 def _stacked(obj):
     """``obj`` as one array: a tracked value as it is, a sequence holding one stacked."""
     if (type(obj) is list or type(obj) is tuple) and holds_tracked(obj):
-        return np.stack([_stacked(o) for o in obj])
+        return _np_stack([_stacked(o) for o in obj])
     return obj
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import is_foreign, on_backend, zeros_on
 from .backward import Linearized, fname_of
 from .core import (
     Tracked,
@@ -60,6 +61,8 @@ __all__ = [
     # what rules compute with
     "Tracked", "plain", "shape_of", "is_complex", "getitem", "astype", "name_of",
     "NoRuleError", "is_held",
+    # arrays of other libraries: constants built in NumPy, moved to the value's library
+    "on_backend", "zeros_on", "is_foreign",
     # nodes of one's own
     "checkpoint", "hook", "stop_gradient", "nobacksies",
     # where rules/writes.py installs the recording of x[i] = v, x += v and out=x

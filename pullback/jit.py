@@ -121,10 +121,9 @@ _VALUE_SHAPED = frozenset(getattr(f, "_pb_original", f) for f in (
 
 
 def _value_shaped(func, args):
-    if func is getitem:  # a boolean mask, or an index that is itself traced
+    if func is getitem:  # an index that is itself traced: a mask, or computed indices
         index = args[1] if type(args[1]) is tuple else (args[1],)
-        return any(isinstance(i, Traced) or getattr(i, "dtype", None) == bool
-                   for i in index)
+        return any(isinstance(i, Traced) for i in index)  # (a constant mask keeps its count)
     if getattr(func, "_pb_original", func) is getattr(np.where, "_pb_original", np.where):
         return len(args) == 1
     return getattr(func, "_pb_original", func) in _VALUE_SHAPED

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .backend import is_foreign
 from .backward import backward_pass, scalar_seed, strip, writeable
 from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, tracker_level
 from .debug import graph_loss_error
@@ -70,6 +71,9 @@ def param(x: ArrayLike | Tracked) -> Param:
     value: Tracked | np.ndarray
     if isinstance(x, Tracked):
         value = x
+    elif is_foreign(x):  # another library's array (CuPy, Dask): copied there
+        other: Any = x
+        value = np.copy(other) if other.dtype.kind in "fc" else other.astype(np.float64)
     else:
         value = np.array(x)
         if value.dtype.kind not in "biufc":
@@ -135,7 +139,8 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
         except LossError as error:  # the first operation that made a NaN or infinity
             raise graph_loss_error(error, self) from None
     else:
-        seed = cotangent if isinstance(cotangent, Tracked) else np.asarray(cotangent)
+        seed = cotangent if isinstance(cotangent, Tracked) or is_foreign(cotangent) else (
+            np.asarray(cotangent))
         if np.shape(plain(seed)) != np.shape(plain(self)):
             raise ValueError(
                 f"pullback: backward() got a cotangent of shape {np.shape(plain(seed))} "

@@ -3,7 +3,7 @@ scipy_linalg). Matrix axes are the last two, so leading batch axes pass through.
 
 import numpy as np
 
-from ..extend import Tracked, plain, shape_of
+from ..extend import Tracked, is_foreign, on_backend, plain, shape_of
 from ._util import conj_if_complex
 
 
@@ -22,7 +22,7 @@ def real(x):
 
 def diag_embed(d):
     """Matrices with ``d`` (last axis) on the diagonal."""
-    return np.expand_dims(d, -1) * np.eye(shape_of(d)[-1])
+    return np.expand_dims(d, -1) * on_backend(np.eye(shape_of(d)[-1]), d)
 
 
 def matrices(g):
@@ -33,7 +33,8 @@ def matrices(g):
 def is_zero(g):
     """A cotangent the engine filled with zeros for an unused output: it may be skipped.
     (A tracked cotangent is never skipped: its derivative may be wanted.)"""
-    return not isinstance(g, Tracked) and not np.any(g)
+    # (another library's array is never skipped: asking would be a device sync)
+    return not isinstance(g, Tracked) and not is_foreign(g) and not np.any(g)
 
 
 def hermitian_adjoint(s, lower, conj=True):
@@ -44,7 +45,7 @@ def hermitian_adjoint(s, lower, conj=True):
     weight = np.tri(n) - 0.5 * np.eye(n)
     if not lower:
         weight = weight.T
-    return (s + (H(s) if conj else mT(s))) * weight
+    return (s + (H(s) if conj else mT(s))) * on_backend(weight, s)
 
 
 def svdvals_vjp(a, g, hermitian=False):
@@ -67,15 +68,16 @@ def adjugate(a):
     adj(a) = det(v^H) det(u) v adj(s) u^H, adj(s) holding the products of the other
     singular values."""
     u, s, vh = np.linalg.svd(a)
-    others = np.prod(np.where(np.eye(shape_of(s)[-1], dtype=bool), 1, np.expand_dims(s, -2)),
-                     axis=-1)
+    eye = on_backend(np.eye(shape_of(s)[-1], dtype=bool), s)
+    others = np.prod(np.where(eye, 1, np.expand_dims(s, -2)), axis=-1)
     scale = matrices(np.linalg.det(u) * np.linalg.det(vh))
     return scale * np.matmul(H(vh) * np.expand_dims(others, -2), H(u))
 
 
 def det_vjp(a, ans, g):
     # d det = tr(adj(a) da) = det tr(a^-1 da)
-    if np.all(plain(ans) != 0):
+    v = plain(ans)  # (another library's array: the adjugate, exact with no branch)
+    if not is_foreign(v) and np.all(v != 0):
         return matrices(g * conj_if_complex(ans)) * H(np.linalg.inv(a))
     return matrices(g) * H(adjugate(a))
 
@@ -94,7 +96,7 @@ def cholesky_vjp(factor, g, lower=True):
     diagonal, mapped onto the triangle that was read."""
     low, glow = (factor, g) if lower else (H(factor), H(g))
     n = shape_of(low)[-1]
-    phi = np.tri(n) - 0.5 * np.eye(n)
+    phi = on_backend(np.tri(n) - 0.5 * np.eye(n), g)
     inv = np.linalg.inv(low)
     s = np.matmul(np.matmul(H(inv), np.matmul(H(low), glow) * phi), inv)
     return hermitian_adjoint(s, lower)
@@ -102,7 +104,7 @@ def cholesky_vjp(factor, g, lower=True):
 
 def inverse_gaps(d):
     """1 / d off the diagonal, 0 on it."""
-    eye = np.eye(shape_of(d)[-1])
+    eye = on_backend(np.eye(shape_of(d)[-1]), d)
     return (1 - eye) / (d + eye)
 
 

@@ -2,13 +2,19 @@
 
 import numpy as np
 
-from ..extend import is_complex, plain, primitive, rrule, shape_of
+from ..extend import is_complex, on_backend, plain, primitive, rrule, shape_of
 
 
 def batch_shape(g, out_ndim):
     """The leading batch axes a cotangent carries beyond an output of ``out_ndim`` axes."""
     s = np.shape(plain(g))
     return s[:len(s) - out_ndim]
+
+
+def zero_of(g):
+    """A 0-d zero of ``g``'s dtype on ``g``'s array library: the other branch of a
+    ``np.where`` that sends a cotangent to some elements only."""
+    return on_backend(np.zeros((), dtype=plain(g).dtype), g)
 
 
 def normalize_axes(axis, ndim):

@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 
-from ..extend import composite, linear, rrule, shape_of
+from ..extend import composite, linear, on_backend, rrule, shape_of
 from ._util import batch_shape, conj_if_complex
 
 
@@ -210,7 +210,7 @@ def vander_rule(x, N=None, increasing=False):
             return (None, None, None)
         # d x**p / dx = p x**(p - 1): the same matrix with one column fewer, times p
         powers = np.arange(1, N) if increasing else np.arange(N - 1, 0, -1)
-        lower = np.vander(x, N - 1, increasing) * powers
+        lower = np.vander(x, N - 1, increasing) * on_backend(powers, x)
         used = g[..., 1:] if increasing else g[..., :-1]
         return (np.sum(used * conj_if_complex(lower), axis=-1), None, None)
 
@@ -219,7 +219,10 @@ def vander_rule(x, N=None, increasing=False):
 
 @rrule(np.linspace)
 def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    ans = np.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    # by keyword, and only those given (Dask's linspace has chunks= fifth, and no axis=)
+    kw = ({} if endpoint else {"endpoint": False}) | ({"retstep": True} if retstep else {}) | (
+        {} if dtype is None else {"dtype": dtype}) | ({} if axis == 0 else {"axis": axis})
+    ans = np.linspace(start, stop, num, **kw)
     num = int(num)
     div = (num - 1) if endpoint else num
     # sample i is start (1 - t_i) + stop t_i, t_i = i / div (the last is stop itself)
@@ -232,8 +235,9 @@ def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None,
         g_step = None
         if retstep:
             g, g_step = g
-        ct_start = np.sum(g * (1 - t), axis=ax)
-        ct_stop = np.sum(g * t, axis=ax)
+        t_here = on_backend(t, g)
+        ct_start = np.sum(g * (1 - t_here), axis=ax)
+        ct_stop = np.sum(g * t_here, axis=ax)
         if g_step is not None and div > 0:  # step = (stop - start) / div
             ct_start = ct_start - g_step / div
             ct_stop = ct_stop + g_step / div

@@ -10,7 +10,17 @@ conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) a
 
 import numpy as np
 
-from ..extend import MINUS_ONE, ONE, Tracked, elementwise, nondifferentiable, plain, rrule
+from ..extend import (
+    MINUS_ONE,
+    ONE,
+    Tracked,
+    elementwise,
+    nondifferentiable,
+    on_backend,
+    plain,
+    rrule,
+)
+from ._util import zero_of
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
@@ -47,7 +57,7 @@ def _abs_deriv(ans, x):
 def _power_dbase(ans, x, y):
     if not isinstance(y, Tracked):
         # x ** 0 is the constant 1: its derivative is 0 even at x = 0 (no 0 * inf there)
-        return y * np.power(x, np.where(np.equal(y, 0), 0, np.subtract(y, 1)))
+        return y * np.power(x, on_backend(np.where(np.equal(y, 0), 0, np.subtract(y, 1)), x))
     return y * np.power(x, y - 1)
 
 
@@ -213,7 +223,7 @@ def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
     def nan_to_num_pullback(g):
         # finite entries pass through; replaced ones are constants
         px = plain(x)
-        zero = np.zeros((), dtype=plain(g).dtype)
+        zero = zero_of(g)
         if np.iscomplexobj(px):
             return (np.where(np.isfinite(px.real), np.real(g), 0)
                     + 1j * np.where(np.isfinite(px.imag), np.imag(g), 0),)
@@ -235,7 +245,7 @@ def clip_rule(a, a_min=None, a_max=None, **kwargs):
         to_hi = np.greater(m, plain(a_max)) if a_max is not None else np.zeros(np.shape(x), bool)
         to_lo = np.less(x, plain(a_min)) & ~to_hi if a_min is not None else None
         to_x = ~to_hi if to_lo is None else ~to_hi & ~to_lo
-        zero = np.zeros((), dtype=plain(g).dtype)
+        zero = zero_of(g)
         return (np.where(to_x, g, zero),
                 None if to_lo is None else np.where(to_lo, g, zero),
                 None if a_max is None else np.where(to_hi, g, zero))

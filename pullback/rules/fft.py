@@ -15,7 +15,7 @@ the other bins twice, gets those weights inverted.
 
 import numpy as np
 
-from ..extend import NoRuleError, linear, name_of, rrule, shape_of
+from ..extend import NoRuleError, linear, name_of, on_backend, rrule, shape_of, zeros_on
 
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 
@@ -40,7 +40,7 @@ def _resize(y, axes, sizes):
         elif m > n:
             pad = list(shape)
             pad[ax] = m - n
-            y = np.concatenate([y, np.zeros(pad, dtype=np.result_type(y))], axis=ax)
+            y = np.concatenate([y, zeros_on(y, tuple(pad), np.result_type(y))], axis=ax)
     return y
 
 
@@ -71,10 +71,10 @@ def _pullback(adjoint, kind, in_shape, sizes, axes, norm):
 
     def fft_pullback(g):
         if kind == "r2c":
-            g = g * _half_weights(sizes[-1], axes[-1])
+            g = g * on_backend(_half_weights(sizes[-1], axes[-1]), g)
         y = adjoint(g, sizes, axes, swapped)
         if kind == "c2r":
-            y = y / _half_weights(sizes[-1], axes[-1])
+            y = y / on_backend(_half_weights(sizes[-1], axes[-1]), y)
         return (_resize(y, axes, back), None, None, None, None)
 
     return fft_pullback

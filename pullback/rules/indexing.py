@@ -9,7 +9,18 @@ differentiable to every order.
 
 import numpy as np
 
-from ..extend import Tracked, getitem, linear, plain, primitive, rrule, shape_of
+from ..extend import (
+    Tracked,
+    getitem,
+    is_foreign,
+    linear,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+    zeros_on,
+)
+from ._util import zero_of
 
 
 def _plain_item(i):
@@ -96,9 +107,6 @@ def _items_layout(y, front):
     return np.moveaxis(y, tuple(range(count)), tuple(range(start, start + count)))
 
 
-_EAGER = (np.ndarray, np.generic, float, int, complex)
-
-
 def _gathers(items):
     return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
 
@@ -123,13 +131,59 @@ def index_add(g, index, shape):
     """
     items, front = normalize_index(index, len(shape))
     g = _items_layout(g, front)
-    out = np.zeros(shape, dtype=np.result_type(g)) if isinstance(g, _EAGER) else (
-        np.zeros_like(g, shape=shape))  # another backend's (a Dask array's: lazy)
+    out = zeros_on(g, tuple(shape), np.result_type(g))
     if _gathers(items):
-        np.add.at(out, items, g)
-    else:
+        try:
+            np.add.at(out, items, g)
+        except TypeError:  # an array library without ufunc.at (Dask)
+            if not is_foreign(g) or any(is_foreign(i) for i in items):
+                raise
+            return _add_by_gathers(g, items, tuple(shape), out.dtype)
+    elif g.__class__ is np.ndarray:
+        out[items] = g
+    elif 0 not in shape_of(g):  # (Dask fails to write nothing)
+        if any(i is None for i in items):
+            g, items = _without_new_axes(g, items)
+            if not items:
+                return g
         out[items] = g
     return out
+
+
+def _without_new_axes(g, items):
+    """``g`` without the length-1 axes the ``None`` entries of ``items`` made, and
+    ``items`` without them: the same write, which Dask's assignment takes."""
+    new, axis = [], 0
+    for item in items:
+        if item is None:
+            new.append(axis)
+        if not isinstance(item, (int, np.integer)):
+            axis += 1
+    return np.squeeze(g, axis=tuple(new)), tuple(i for i in items if i is not None)
+
+
+def _add_by_gathers(g, items, shape, dtype):
+    """``np.add.at(zeros(shape), items, g)`` by gathers of ``g`` alone, for an array
+    library without ``ufunc.at``: the positions ``items`` reach are known on the host, so
+    each output element sums its k-th contribution over k up to the most repeats (one
+    gather for an index without repeats)."""
+    size = int(np.prod(shape))
+    targets = np.arange(size).reshape(shape)[items]  # on the host: each element's target
+    where = targets.ravel()
+    flat = np.reshape(np.broadcast_to(g, targets.shape), (-1,))
+    padded = np.concatenate([flat, zeros_on(g, (1,), dtype)])  # a zero at position m
+    order = np.argsort(where, kind="stable")
+    counts = np.bincount(where, minlength=size)
+    first = np.cumsum(counts) - counts  # where each target's run starts in ``order``
+    out = None
+    for k in range(int(counts.max(initial=0))):
+        source = np.where(counts > k, order[np.minimum(first + k, len(order) - 1)],
+                          len(order))
+        term = padded[source]
+        out = term if out is None else out + term
+    if out is None:
+        return zeros_on(g, shape, dtype)
+    return np.reshape(out, shape)
 
 
 def index_add_transpose(ct, ans, g, index, shape):
@@ -214,7 +268,8 @@ def _along(indices, axis, ndim):
 @rrule(np.take)
 def take_rule(a, indices, axis=None, out=None, mode="raise"):
     shape = shape_of(a)
-    indices = np.asarray(indices)
+    if not is_foreign(plain(indices)):
+        indices = np.asarray(indices)  # a list
     n = int(np.prod(shape)) if axis is None else shape[axis]
     if mode == "wrap":
         indices = indices % n
@@ -275,12 +330,12 @@ def extract_rule(condition, arr):
 # ---------------------------------------------------------------------------- choices
 
 def _zero(g):
-    return np.zeros((), dtype=plain(g).dtype)
+    return zero_of(g)
 
 
 @rrule(np.choose)
 def choose_rule(a, choices, out=None, mode="raise"):
-    ans = np.choose(a, choices, mode=mode)
+    ans = np.choose(a, choices) if mode == "raise" else np.choose(a, choices, mode=mode)
     which = np.asarray(plain(a))
     n = len(choices)
     if mode == "wrap":

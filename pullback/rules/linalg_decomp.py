@@ -13,7 +13,7 @@ on the loss); a loss of the values alone skips those terms and stays finite.
 
 import numpy as np
 
-from ..extend import NoRuleError, plain, rrule, shape_of
+from ..extend import NoRuleError, on_backend, plain, rrule, shape_of, zeros_on
 from ._linalg import (
     H,
     cholesky_vjp,
@@ -51,7 +51,7 @@ def _qr_vjp(q, r, gq, gr):
     the lower one as its conjugate (the diagonal real)."""
     n = shape_of(r)[-1]
     mid = np.matmul(gr, H(r)) - np.matmul(H(q), gq)
-    half = mid * (np.triu(np.ones((n, n))) - 0.5 * np.eye(n))
+    half = mid * on_backend(np.triu(np.ones((n, n))) - 0.5 * np.eye(n), mid)
     b = gq + np.matmul(q, half + H(half))
     return H(np.linalg.solve(r, H(b)))
 
@@ -73,12 +73,12 @@ def qr_rule(a, mode="reduced"):
             + ("no rule for the Householder form" if mode == "raw" else
                "the last m - n columns of q are not determined by a; use mode='reduced'")
         )
-    ans = np.linalg.qr(a, mode=mode)
+    ans = np.linalg.qr(a) if mode == "reduced" else np.linalg.qr(a, mode=mode)  # (Dask)
 
     def qr_pullback(g):
         if mode == "r":
             q, r = np.linalg.qr(a)
-            gq, gr = np.zeros(shape_of(q)), g
+            gq, gr = zeros_on(q, shape_of(q), float), g
         else:
             (q, r), (gq, gr) = ans, g
         vjp = _qr_vjp(q, r, gq, gr) if m >= n else _qr_wide_vjp(a, q, r, gq, gr)
@@ -158,7 +158,7 @@ def _svd_vjp(u, s, vh, gu, gs, gvh):
     m, n = shape_of(u)[-2], shape_of(vh)[-1]
     inner = diag_embed(gs)
     row, col = np.expand_dims(s, -1), np.expand_dims(s, -2)
-    eye = np.eye(shape_of(s)[-1])
+    eye = on_backend(np.eye(shape_of(s)[-1]), s)
     v, gv = H(vh), H(gvh)
     if not (is_zero(gu) and is_zero(gvh)):
         f = _square_gaps(row, col)
@@ -189,8 +189,10 @@ def _fold_complement(x, gx, k):
 
 @rrule(np.linalg.svd)
 def svd_rule(a, full_matrices=True, compute_uv=True, hermitian=False):
-    ans = np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
-                        hermitian=hermitian)
+    # the defaults are not passed on: Dask's svd takes neither compute_uv= nor hermitian=
+    kw = ({} if compute_uv else {"compute_uv": False}) | (
+        {"hermitian": True} if hermitian else {})
+    ans = np.linalg.svd(a, full_matrices=full_matrices, **kw)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
 

@@ -11,7 +11,16 @@ summed cotangent of the padding to that element (ties share it equally).
 
 import numpy as np
 
-from ..extend import NoRuleError, not_implemented, plain, rrule, shape_of
+from ..extend import (
+    NoRuleError,
+    is_foreign,
+    not_implemented,
+    on_backend,
+    plain,
+    rrule,
+    shape_of,
+    zeros_on,
+)
 from ._util import batch_shape
 
 _STAT = ("maximum", "minimum", "median")
@@ -30,7 +39,15 @@ def _pairs(value, ndim):
 
 def _pad_axis(x, ax, before, after):
     """``x`` with zeros added along axis ``ax`` (counted from the end)."""
-    widths = [(0, 0)] * np.ndim(plain(x))
+    v = plain(x)
+    if v.__class__ is not np.ndarray and is_foreign(v):  # zeros joined on: Dask's pad
+        shape = shape_of(x)                                # fails on an empty array
+        parts = [zeros_on(x, shape[:ax % len(shape)] + (before,) + shape[ax % len(shape) + 1:],
+                          v.dtype), x,
+                 zeros_on(x, shape[:ax % len(shape)] + (after,) + shape[ax % len(shape) + 1:],
+                          v.dtype)]
+        return np.concatenate(parts, axis=ax)
+    widths = [(0, 0)] * np.ndim(v)
     widths[ax] = (before, after)
     return np.pad(x, widths)
 
@@ -80,7 +97,7 @@ def _linear_transpose(g, n, width, length, mode, kwargs):
     P = np.pad(np.eye(n), (width, (0, 0)), mode, **options)
     rows = np.concatenate([P[:b], P[b + n:]])
     edges = np.concatenate([g[..., :b], g[..., b + n:]], axis=-1)
-    return g[..., b:b + n] + np.matmul(edges, rows)
+    return g[..., b:b + n] + np.matmul(edges, on_backend(rows, g))
 
 
 def _stat_lines(array, widths, k, mode, kwargs):
@@ -128,7 +145,9 @@ def _selected(region, mode):
 
 @rrule(np.diff)
 def diff_rule(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    ans = np.diff(a, n, axis, prepend, append)
+    # prepend= and append= only when given: Dask's diff takes np._NoValue for a value
+    ans = np.diff(a, n, axis, **{k: v for k, v in (("prepend", prepend), ("append", append))
+                                 if v is not np._NoValue})
     shape = shape_of(a)
     ax = int(axis) % len(shape) - len(shape)
 
@@ -198,7 +217,7 @@ def _gradient_transpose(g, weights, ax):
         w = weights[k + 2]
         if abs(k) >= n or not np.any(w):
             continue
-        part = g * np.reshape(w, (n,) + (1,) * (-ax - 1))
+        part = g * on_backend(np.reshape(w, (n,) + (1,) * (-ax - 1)), g)
         if k > 0:
             part = _pad_axis(part[(Ellipsis, slice(0, n - k)) + tail], ax, k, 0)
         elif k < 0:
@@ -218,6 +237,8 @@ def gradient_rule(f, *varargs, axis=None, edge_order=1):
         axes = tuple(range(ndim))
     else:
         axes = tuple(int(a) % ndim for a in np.atleast_1d(axis))
+    if len(axes) == 1 and isinstance(ans, list):  # Dask's, for one axis: NumPy's is an array
+        ans = ans[0]
     # one spacing for every axis, or one per axis
     spacings = list(varargs) * len(axes) if len(varargs) == 1 else list(varargs)
     if not spacings:

@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..extend import Tracked, not_implemented, plain, rrule, shape_of
-from ._util import batch_shape, conj_if_complex, rrule_if_present
+from ..extend import Tracked, is_foreign, not_implemented, on_backend, plain, rrule, shape_of
+from ._util import batch_shape, conj_if_complex, rrule_if_present, zero_of
 from .indexing import index_add
 
 # einsum's labels; in the interleaved form, integer label i is _LABELS[i]
@@ -75,7 +75,7 @@ def _einsum_vjp(ins, out, operands, free, optimize=False, shapes=None):
             if c in target:
                 d = next(fresh)
                 terms.append(c + d)
-                ops.append(np.eye(n))
+                ops.append(on_backend(np.eye(n), g))
                 c = d
             target += c
         # a letter summed over in this operand alone: the cotangent is constant along it
@@ -83,7 +83,7 @@ def _einsum_vjp(ins, out, operands, free, optimize=False, shapes=None):
         for c, n in zip(target, own[k]):
             if c not in named:
                 terms.append(c)
-                ops.append(np.ones(n))
+                ops.append(on_backend(np.ones(n), g))
         ct = np.einsum(",".join(terms) + "->..." + target, *ops, optimize=optimize)
         if shapes is None:
             return ct
@@ -334,7 +334,7 @@ def trapezoid_rule(y, x=None, dx=1.0, axis=-1):
 
 def _as_array(x):
     """``x`` as an array to index, unless it is tracked (a list given for a constant)."""
-    return x if isinstance(x, Tracked) else np.asarray(x)
+    return x if isinstance(x, Tracked) or is_foreign(x) else np.asarray(x)
 
 
 def _pad_axis(x, ax, before, after):
@@ -364,7 +364,7 @@ def interp_rule(x, xp, fp, left=None, right=None, period=None):
     def interp_pullback(g):
         batch = batch_shape(g, np.ndim(plain(x)))
         flat = np.reshape(g, batch + (lo.size,)) * ~fill
-        zero = np.zeros((), dtype=plain(g).dtype)
+        zero = zero_of(g)
 
         def interp_fp():
             # out = (1 - w) fp[lo] + w fp[hi], w = (x - xp[lo]) / step between the knots

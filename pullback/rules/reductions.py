@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..extend import plain, rrule, shape_of, ufunc_method
+from ..extend import is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
 from ._util import conj_if_complex, normalize_axes, unreduce
 from .scans import _cumprod_vjp, _no_out
 
@@ -34,7 +34,7 @@ def _mask(where, nan_of=None):
 def _masked(ct, mask):
     if mask is True:
         return ct
-    return np.where(mask, ct, np.zeros((), dtype=plain(ct).dtype))
+    return np.where(mask, ct, on_backend(np.zeros((), dtype=plain(ct).dtype), ct))
 
 
 def _count(shape, axis, mask):
@@ -110,7 +110,7 @@ def average_rule(a, axis=None, weights=None, returned=False, *, keepdims=False):
             return g_avg / int(np.prod([shape[i] for i in axes])), None, None, None
         w = weights
         if shape_of(w) != shape:  # weights along ``axis`` only, as NumPy lays them out
-            order = np.argsort(np.atleast_1d(axis) % ndim)
+            order = tuple(int(i) for i in np.argsort(np.atleast_1d(axis) % ndim))
             w = np.reshape(np.transpose(w, order),
                            tuple(s if i in axes else 1 for i, s in enumerate(shape)))
         total = np.sum(w, axis=axis, keepdims=True)
@@ -153,8 +153,14 @@ def _var_rule(func, nan, root):
 
         def var_pullback(g):
             mask = _mask(where, a if nan else None)
-            kw = {} if mask is True else {"where": mask}
-            centred = _masked(a - np.mean(a, axis=axis, keepdims=True, **kw), mask)
+            if mask is True:
+                mean = np.mean(a, axis=axis, keepdims=True)
+            elif a.__class__ is np.ndarray:
+                mean = np.mean(a, axis=axis, keepdims=True, where=mask)
+            else:  # (Dask's mean takes no where=)
+                mean = np.sum(_masked(a, mask), axis=axis, keepdims=True) / _count(
+                    shape, axis, mask)
+            centred = _masked(a - mean, mask)
             scale = unreduce(g, shape, axis, keepdims) / (_count(shape, axis, mask) - dof)
             if root:
                 # std at a constant slice: gradient 0 (the norm at 0), not 0/0
@@ -205,7 +211,10 @@ def _extremum_rule(func, nan):
         if a.__class__ is np.ndarray and reduce is not None and initial is where is _NoValue:
             ans = reduce(a, axis, None, None, keepdims)  # np.max's own call
         else:
-            ans = func(a, axis=axis, keepdims=keepdims, **_given(initial=initial, where=where))
+            # np.max for np.amax, its alias: Dask registers np.amax as found at its import,
+            # where pullback's wrapper may stand, and computes what it does not know
+            ans = _ALIASES.get(func, func)(a, axis=axis, keepdims=keepdims,
+                                           **_given(initial=initial, where=where))
         shape = shape_of(a)
 
         def extremum_pullback(g):
@@ -220,6 +229,7 @@ def _extremum_rule(func, nan):
 
 
 # np.amax and np.amin are separate functions from np.max and np.min in NumPy 2
+_ALIASES = {np.amax: np.max, np.amin: np.min}
 for _f in (np.max, np.amax, np.min, np.amin):
     rrule(_f)(_extremum_rule(_f, nan=False))
 for _f in (np.nanmax, np.nanmin):
@@ -229,7 +239,7 @@ for _f in (np.nanmax, np.nanmin):
 @rrule(np.ptp)
 def ptp_rule(a, axis=None, out=None, keepdims=False):
     _no_out(np.ptp, out)
-    ans = np.ptp(a, axis=axis, keepdims=keepdims)
+    ans = np.ptp(a, axis=axis, **({"keepdims": True} if keepdims else {}))  # (Dask)
     shape = shape_of(a)
 
     def ptp_pullback(g):
@@ -255,7 +265,8 @@ def _prod_rule(func, nan):
             mask = _mask(where, a if nan else None)
             x = a if mask is True else np.where(mask, a, 1)
             g = unreduce(g, shape, axis, keepdims)
-            if np.all(plain(x) != 0):
+            px = plain(x)  # (another library's array: the exact form, with no branch)
+            if not is_foreign(px) and np.all(px != 0):
                 ct = g * conj_if_complex(unreduce(ans, shape, axis, keepdims) / x)
             else:
                 scale = g if initial is _NoValue else g * conj_if_complex(initial)
@@ -289,7 +300,7 @@ def _others_product_vjp(x, axis, g):
     n = shape_of(flat)[-1]
     batch = shape_of(g)[:len(shape_of(g)) - ndim]
     g = np.reshape(np.moveaxis(g, tuple(i - ndim for i in axes), ends), batch + rest + (1,))
-    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * (np.arange(n) == n - 1))
+    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * on_backend(np.arange(n) == n - 1, g))
     ct = np.reshape(ct, batch + shape_of(moved))
     return np.moveaxis(ct, ends, tuple(i - ndim for i in axes))
 
@@ -309,10 +320,11 @@ def trace_rule(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         eye = np.eye(shape[ax1], shape[ax2], k=offset, dtype=bool)
         if ax1 > ax2:
             eye = eye.T
-        diagonal = np.reshape(eye, tuple(s if i in (ax1, ax2) else 1
-                                         for i, s in enumerate(shape)))
+        diagonal = on_backend(np.reshape(eye, tuple(s if i in (ax1, ax2) else 1
+                                                    for i, s in enumerate(shape))), g)
         ct = np.expand_dims(g, (ax1 - ndim, ax2 - ndim))
-        return np.where(diagonal, ct, np.zeros((), dtype=plain(g).dtype)), None, None, None
+        zero = on_backend(np.zeros((), dtype=plain(g).dtype), g)
+        return np.where(diagonal, ct, zero), None, None, None
 
     return ans, trace_pullback
 

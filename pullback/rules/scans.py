@@ -8,8 +8,8 @@ order) where some are: see ``_cumprod_vjp``.
 
 import numpy as np
 
-from ..extend import Tracked, name_of, plain, rrule, shape_of, ufunc_method
-from ._util import conj_if_complex
+from ..extend import Tracked, is_foreign, name_of, on_backend, plain, rrule, shape_of, ufunc_method
+from ._util import conj_if_complex, zero_of
 
 
 def _no_out(func, out):
@@ -51,7 +51,7 @@ def _scan_rule(func, vjp, nan=False, include_initial=False):
             if axis is None:
                 ct = np.reshape(ct, shape_of(ct)[:len(shape_of(ct)) - 1] + shape)
             if nan:
-                ct = np.where(np.isnan(plain(a)), np.zeros((), plain(ct).dtype), ct)
+                ct = np.where(np.isnan(plain(a)), zero_of(ct), ct)
             return ct, None, None, None
 
         return ans, scan_pullback
@@ -76,13 +76,13 @@ def _cumprod_vjp(x, y, g):
     """
     x_conj, y_conj = conj_if_complex(x), conj_if_complex(y)
     zero = plain(x) == 0
-    if not zero.any():
+    if not is_foreign(zero) and not zero.any():  # (another library's: no branch)
         return _reverse_cumsum(g * y_conj) / x_conj
     n = zero.shape[-1]
-    position = np.arange(n)
+    position = on_backend(np.arange(n), zero)
     first = np.where(zero.any(-1, keepdims=True), np.argmax(zero, -1)[..., None], n)
     before, at = position < first, position == first
-    one = np.ones((), dtype=plain(x).dtype)
+    one = on_backend(np.ones((), dtype=plain(x).dtype), zero)
     divided = _reverse_cumsum(g * y_conj) / np.where(before, x_conj, one)
     rest = np.where(at, one, x)
     if isinstance(x, Tracked):

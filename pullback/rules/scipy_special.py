@@ -17,7 +17,15 @@ raises NoRuleError in the backward pass). ``scipy.special.sinc`` is ``np.sinc``
 import numpy as np
 from scipy import special
 
-from ..extend import elementwise, nondifferentiable, not_implemented, plain, rrule, shape_of
+from ..extend import (
+    elementwise,
+    is_foreign,
+    nondifferentiable,
+    not_implemented,
+    plain,
+    rrule,
+    shape_of,
+)
 from ._util import intercept, normalize_axes, unreduce
 
 polygamma = intercept(special, "polygamma")
@@ -56,7 +64,7 @@ def _sign(x):
 elementwise(special.gamma, lambda ans, x: ans * digamma(x))
 elementwise(special.gammaln, lambda ans, x: digamma(x))
 elementwise(special.loggamma, lambda ans, x: digamma(x))
-elementwise(special.digamma, lambda ans, x: polygamma(1, x))
+elementwise(special.digamma, lambda ans, x: _polygamma(1, x))
 elementwise(special.beta, _beta_da, lambda ans, a, b: _beta_da(ans, b, a))
 elementwise(special.betaln, _betaln_da, lambda ans, a, b: _betaln_da(ans, b, a))
 
@@ -115,12 +123,24 @@ elementwise(special.kv, None,
             lambda ans, v, x: -(special.kv(v - 1, x) + special.kv(v + 1, x)) / 2, singular=True)
 
 
+def _polygamma(n, x):
+    """``polygamma(n, x)`` for an array ``x`` of any library: SciPy's converts ``x`` with
+    ``np.asarray`` (which CuPy refuses), so another library's plain array gets SciPy's
+    formula for an integer ``n``, in ufuncs, which dispatch to that library."""
+    if x.__class__ is np.ndarray or not is_foreign(x) or np.ndim(n):
+        return polygamma(n, x)
+    n = int(n)
+    if n == 0:
+        return special.digamma(x)
+    return (-1.0) ** (n + 1) * special.gamma(n + 1.0) * special.zeta(n + 1, x)
+
+
 @rrule(polygamma)
 def polygamma_rule(n, x):
-    ans = polygamma(n, x)
+    ans = _polygamma(n, x)
 
     def polygamma_pullback(g):
-        return (None, g * polygamma(n + 1, x))  # n is an integer: a constant
+        return (None, g * _polygamma(n + 1, x))  # n is an integer: a constant
 
     return ans, polygamma_pullback
 

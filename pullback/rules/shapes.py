@@ -8,7 +8,7 @@ general rule.
 
 import numpy as np
 
-from ..extend import astype, composite, linear, plain, rrule, shape_of
+from ..extend import astype, composite, is_foreign, linear, on_backend, plain, rrule, shape_of
 from ._util import batch_shape, normalize_axes
 from .indexing import index_add
 
@@ -28,8 +28,10 @@ def _transpose_back(g, perm):
 def _reshape_back(g, shape, out_ndim, order="C"):
     """``g`` reshaped to ``shape`` past its batch axes, reading in ``order`` ('C' or 'F')."""
     batch = batch_shape(g, out_ndim)
-    if order == "C" or not batch:
-        return np.reshape(g, batch + shape, order=order)
+    if order == "C":  # no order= given: Dask's reshape takes none
+        return np.reshape(g, batch + shape)
+    if not batch:
+        return np.reshape(g, shape, order=order)
     # Fortran order runs the first axis fastest: keep the batch axes last while reshaping
     nb = len(batch)
     moved = np.moveaxis(g, tuple(range(nb)), tuple(range(-nb, 0)))
@@ -63,9 +65,11 @@ def ravel_transpose(g, ans, a, order="C"):
         return _reshape_back(g, shape, 1, _memory_order(a, order))
     # memory order: the permutation that ravel applies to an index array laid out like a
     index = np.empty_like(plain(a), dtype=np.intp)
-    index[...] = np.arange(index.size).reshape(shape)
+    index[...] = on_backend(np.arange(index.size).reshape(shape), index)
     perm = np.ravel(index, order="K")
-    if not np.all(perm == np.arange(perm.size)):
+    if is_foreign(perm):  # another library's array: no branch on its values
+        g = g[..., np.argsort(perm)]
+    elif not np.all(perm == np.arange(perm.size)):
         g = g[..., np.argsort(perm)]
     return _reshape_back(g, shape, 1)
 

@@ -12,7 +12,16 @@ cotangent.
 
 import numpy as np
 
-from ..extend import composite, not_implemented, plain, rrule, shape_of
+from ..extend import (
+    composite,
+    is_foreign,
+    not_implemented,
+    on_backend,
+    plain,
+    rrule,
+    shape_of,
+    zeros_on,
+)
 from ._util import normalize_axes
 
 
@@ -22,7 +31,7 @@ def _unpermute(g, perm, ax):
     ndim = perm.ndim
     ax = ax % ndim - ndim
     inverse = np.empty_like(perm)
-    positions = np.reshape(np.arange(perm.shape[ax]), (-1,) + (1,) * (-ax - 1))
+    positions = on_backend(np.reshape(np.arange(perm.shape[ax]), (-1,) + (1,) * (-ax - 1)), perm)
     np.put_along_axis(inverse, perm, positions, axis=ax)
     nb = len(shape_of(g)) - ndim
     return np.take_along_axis(g, np.reshape(inverse, (1,) * nb + inverse.shape), axis=ax)
@@ -37,14 +46,15 @@ def _share_ties(g, ordered):
     axes) averaged over each run of equal values in ``ordered``: tied elements share."""
     n = ordered.shape[-1]
     lead = ordered.shape[:-1] + (1,)
-    starts = np.concatenate([np.ones(lead, bool), ordered[..., 1:] != ordered[..., :-1]], -1)
-    ends = np.concatenate([starts[..., 1:], np.ones(lead, bool)], -1)
-    idx = np.arange(n)
+    edge = on_backend(np.ones(lead, bool), ordered)
+    starts = np.concatenate([edge, ordered[..., 1:] != ordered[..., :-1]], -1)
+    ends = np.concatenate([starts[..., 1:], edge], -1)
+    idx = on_backend(np.arange(n), ordered)
     first = np.maximum.accumulate(np.where(starts, idx, 0), axis=-1)
     last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, idx, n - 1), -1), axis=-1), -1)
     nb = len(shape_of(g)) - ordered.ndim
     running = np.cumsum(g, axis=-1)  # running[k] - running[j - 1]: the sum of g[j..k]
-    zeros = np.zeros(shape_of(g)[:-1] + (1,), dtype=plain(g).dtype)
+    zeros = zeros_on(g, shape_of(g)[:-1] + (1,), plain(g).dtype)
     running = np.concatenate([zeros, running], axis=-1)
     batch = (1,) * nb
     total = (np.take_along_axis(running, np.reshape(last + 1, batch + last.shape), axis=-1)
@@ -61,7 +71,8 @@ def sort_rule(a, axis=-1, kind=None, order=None, *, stable=None):
         x = np.ravel(plain(a)) if axis is None else plain(a)
         ax = -1 if axis is None else axis
         ordered = np.moveaxis(np.sort(x, axis=ax), ax, -1)
-        if np.any(ordered[..., 1:] == ordered[..., :-1]):  # ties share the gradient
+        # ties share the gradient (another library's array: always, with no branch)
+        if is_foreign(ordered) or np.any(ordered[..., 1:] == ordered[..., :-1]):
             nd = ordered.ndim
             g = np.moveaxis(_share_ties(np.moveaxis(g, ax % nd - nd, -1), ordered), -1,
                             ax % nd - nd)
@@ -118,7 +129,7 @@ def _order_weights(x, q, axis, method, nan, weights):
         missing = np.isnan(flat)
         empty = missing.all(axis=-1, keepdims=True)  # all-NaN slices: no gradient
         ranks = np.where(missing & ~empty, np.nan, np.cumsum(~missing, axis=-1) - 1.0)
-        where = np.nanquantile(ranks, q, axis=-1, method=method)
+        where = np.nanquantile(ranks, on_backend(q, ranks), axis=-1, method=method)
         valid = ~empty[..., 0]
     else:
         ranks = np.broadcast_to(np.arange(n, dtype=float), flat.shape)
@@ -131,15 +142,16 @@ def _order_weights(x, q, axis, method, nan, weights):
     if nan:  # the positions differ between slices
         ordered = np.sort(flat, axis=-1)
     else:  # the same positions in every slice: partition at them
-        ordered = np.partition(flat, np.unique(np.concatenate([lo.ravel(), hi.ravel()])),
-                               axis=-1)
+        kth = np.unique(np.concatenate([lo.ravel(), hi.ravel()]))
+        ordered = np.partition(flat, tuple(int(k) for k in kth), axis=-1)
     ordered = np.broadcast_to(ordered, where.shape + (n,))
     total = 0.0
     for idx, weight in ((lo, 1 - frac), (hi, frac)):
+        idx, weight = on_backend(idx, flat), on_backend(weight, flat)
         value = np.take_along_axis(ordered, idx[..., None], axis=-1)
         hit = flat == value  # ties share the weight of the sorted value
         total = total + weight[..., None] * hit / np.maximum(hit.sum(-1, keepdims=True), 1)
-    return total * np.expand_dims(valid, -1)
+    return total if valid is True else total * np.expand_dims(valid, -1)
 
 
 def _order_pullback(func, a, ans, q, axis, method, nan, weights=None):
@@ -201,8 +213,10 @@ def unique_of_tracked(ar, return_index=False, return_inverse=False, return_count
     """np.unique on a tracked array: the unique values are a gather of ``ar`` at the first
     occurrence of each (return_index), so each value's cotangent goes to that element; the
     indices and counts are plain."""
+    if axis is not None:  # (Dask's unique takes no axis=)
+        kwargs["axis"] = axis
     found = np.unique(plain(ar), return_index=True, return_inverse=return_inverse,
-                      return_counts=return_counts, axis=axis, **kwargs)
+                      return_counts=return_counts, **kwargs)
     index = found[1]
     values = np.ravel(ar)[index] if axis is None else np.take(ar, index, axis=axis)
     extras = ([index] if return_index else []) + list(found[2:])

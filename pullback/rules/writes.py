@@ -24,16 +24,20 @@ import numpy as np
 
 from ..extend import (
     Tracked,
+    is_foreign,
     is_held,
     live_levels,
     name_of,
+    on_backend,
     plain,
     primitive,
     rrule,
     shape_of,
     state,
     writes,
+    zeros_on,
 )
+from ._util import zero_of
 
 # ---------------------------------------------------------------------------- the update
 
@@ -46,7 +50,8 @@ def index_update(x, index, v):
     >>> index_update(np.zeros(3), [0, 2], 5.0)
     array([5., 0., 5.])
     """
-    out = np.array(x, copy=True)
+    # another library's copy method: Dask has no np.copy (it would compute x)
+    out = x.copy() if is_foreign(x) else np.array(x, copy=True)
     out[index] = v
     return out
 
@@ -76,13 +81,13 @@ def index_update_rule(x, index, v):
     shape, vshape = shape_of(x), shape_of(v)
 
     def index_update_pullback(g):
-        kept, won = _written(shape, index)
-        zero = np.zeros((), dtype=plain(g).dtype)
+        kept, won = _written(shape, index)  # host masks, moved to g's array library
+        kept, zero = on_backend(kept, g), zero_of(g)
 
         def ct_v():
             taken = g[index]
             if not won.all():
-                taken = np.where(won, taken, zero)
+                taken = np.where(on_backend(won, g), taken, zero)
             return _sum_to(taken, vshape)
 
         return (lambda: np.where(kept, g, zero)), None, ct_v
@@ -96,6 +101,8 @@ def reread(old, base, geometry):
     what a view of ``base`` holds after a write into ``base``. ``old`` is the view's
     previous version (only recorded, never read)."""
     offset, shape, strides, order = geometry
+    if is_foreign(base):  # another library's array, laid out as its shape says
+        return base[_positions(shape_of(base), geometry, np.dtype(base.dtype).itemsize)]
     b = np.asarray(base)
     if b.flags.c_contiguous if order == "C" else b.flags.f_contiguous:
         return np.ndarray(shape, b.dtype, buffer=b, offset=offset, strides=strides)
@@ -122,7 +129,7 @@ class RereadPullback:
 
     def __call__(self, g):
         where = _positions(self.shape, self.geometry, np.dtype(plain(g).dtype).itemsize)
-        zeros = np.zeros(self.shape, dtype=plain(g).dtype)
+        zeros = zeros_on(g, self.shape, plain(g).dtype)
         return None, index_update(zeros, where, g), None
 
 

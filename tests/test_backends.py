@@ -1,0 +1,572 @@
+"""The spec table on arrays of other libraries: every row's value and gradient with each
+array argument on a CuPy-like device (``tests/_fakecupy.py``) and as a Dask array must
+match NumPy's (the NumPy gradients are the ones the generic test checks against finite
+differences), and the gradient keeps the argument's type. On the CuPy-like device the
+backward pass reads nothing back to the host (no device sync)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from . import _fakecupy as fake
+from .rules.test_registry import CASES
+
+# Rows CuPy itself cannot run, so a user could not call them on CuPy arrays either.
+# SciPy's functions (but scipy.special's ufuncs, which dispatch) convert their input with
+# np.asarray, which CuPy refuses; CuPy's own versions live in cupyx.scipy.
+_SCIPY = "a SciPy function that is no ufunc: it calls np.asarray, which CuPy refuses"
+NOT_ON_CUPY_MODULES = {m: _SCIPY for m in (
+    "scipy.integrate.", "scipy.linalg.", "scipy.signal.", "scipy.stats.")}
+NOT_ON_CUPY_FUNCTIONS = {f"scipy.special.{n}": _SCIPY for n in (
+    "log_softmax", "logsumexp", "multigammaln", "softmax")}
+# rows whose call holds a NumPy array of its own (an exponent, coordinates, a mask, the
+# other operand): CuPy refuses to mix it with a device array, and a CuPy user would have
+# made that array on the device
+_HOST_CONSTANT = "the row's call mixes a NumPy array constant with the device array"
+NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
+    "np.append(to a constant)", "np.concatenate(with a constant)", "np.choose",
+    "np.choose(mode=)", "np.choose(one array)", "np.gradient(a spacing and coordinates)",
+    "np.gradient(coordinates)", "np.interp(fp)", "np.interp(left, right)",
+    "np.interp(period, complex)", "np.interp(x, fp)", "np.polyval", "np.polyval(complex)",
+    "np.polyval(x)", "np.power(integer exponent)", "np.quantile(weights)", "np.select",
+    "np.select(plain default)", "np.std(0-d)", "np.where", "special.gammainc(array a)",
+    "special.gammaincc(array a)", "special.betainc(array a, b)")}
+
+
+def _not_on_cupy(spec):
+    name = pb.name_of(spec.func)
+    return (NOT_ON_CUPY_ROWS.get(spec.label) or NOT_ON_CUPY_FUNCTIONS.get(name)
+            or next((why for m, why in NOT_ON_CUPY_MODULES.items() if name.startswith(m)),
+                    None))
+
+
+def _random_like(x, rng):
+    x = np.asarray(x)
+    r = rng.standard_normal(x.shape)
+    if x.dtype.kind == "c":
+        r = r + 1j * rng.standard_normal(x.shape)
+    return np.asarray(r.astype(x.dtype) if x.dtype.kind in "fc" else np.zeros(x.shape))
+
+
+def _reference(case):
+    """f, its NumPy arguments, its NumPy value, a random cotangent and NumPy's gradient."""
+    spec = case.spec
+    call, kw = spec.call or spec.func, case.kw
+
+    def f(*xs):
+        return call(*xs, **kw)
+
+    f.__qualname__ = case.id
+    args = case.args()
+    out, vjp_fn = pb.vjp(f, *args)
+    rng = np.random.default_rng(1)
+    ct = pb.tree_map(lambda o: _random_like(o, rng), out)
+    return f, args, out, ct, vjp_fn(ct)
+
+
+def _compare(got, want, what, case, array_type):
+    for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
+        if isinstance(w, np.ndarray) or np.ndim(w) or isinstance(w, (float, complex)):
+            assert isinstance(g, array_type), (
+                f"{case.id}: {what} is a {type(g).__name__}, not a {array_type.__name__}")
+        np.testing.assert_allclose(_host(g), w, rtol=1e-9, atol=1e-12,
+                                   err_msg=f"{case.id}: {what} differs from NumPy's")
+
+
+def _host(x):
+    if isinstance(x, fake.FakeArray):
+        return fake.to_host(x)
+    if hasattr(x, "compute"):
+        return np.asarray(x.compute())
+    return x
+
+
+def _on_device_kwargs(f, case):
+    """``f`` with the row's array keywords (``where=`` masks, ``q=``) on the device too."""
+    spec = case.spec
+    call, kw = spec.call or spec.func, fake.to_device(case.kw)
+
+    def on_device(*xs):
+        return call(*xs, **kw)
+
+    on_device.__qualname__ = case.id
+    return on_device
+
+
+CUPY_CASES = [pytest.param(c, id=c.id) for c in CASES if not _not_on_cupy(c.spec)]
+
+
+@pytest.mark.parametrize("case", CUPY_CASES)
+def test_rule_on_a_cupy_like_device(case):
+    f, args, want_out, ct, want_grads = _reference(case)
+    out, vjp_fn = pb.vjp(_on_device_kwargs(f, case), *fake.to_device(args))
+    _compare(out, want_out, "the value", case, fake.FakeArray)
+    before = fake.syncs
+    grads = vjp_fn(fake.to_device(ct))
+    assert fake.syncs == before, f"{case.id}: the backward pass read the device " \
+        f"{fake.syncs - before} time(s)"
+    _compare(grads, want_grads, "the gradient", case, fake.FakeArray)
+
+
+@pytest.mark.parametrize("label", sorted({c.spec.label for c in CASES if _not_on_cupy(c.spec)}))
+def test_rows_cupy_does_not_run(label):
+    """Each row left out of the CuPy-like table still fails there, refused as CuPy refuses
+    (a host array among the operands, or an implicit host copy)."""
+    refusals = []
+    for case in (c for c in CASES if c.spec.label == label and _not_on_cupy(c.spec)):
+        try:
+            test_rule_on_a_cupy_like_device(case)
+        except TypeError as e:
+            refusals.append(str(e))
+    assert any(r.startswith("FakeArray:") for r in refusals), (
+        f"{label} runs on the CuPy-like device now: take it out of the exclusions")
+
+
+# ---------------------------------------------------------------------------- Dask
+
+# Rows Dask itself does not run (for some or all of their shapes), with Dask's reason: the
+# same call on Dask arrays, without pullback, raises (its error), returns a NumPy value
+# (Dask has no such function and computes the call: so do SciPy's functions that are no
+# ufuncs), or gives another value than NumPy's. test_rows_dask_does_not_run checks that
+# each listed row still fails, and only where Dask itself fails for that reason.
+DASK_UNSUPPORTED: dict[str, str] = {
+    '0-d x[True]': 'IndexError: Too many indices for array',
+    'cho_factor(complex)': 'not lazy: the call returns a ndarray',
+    'cho_solve(complex)': 'not lazy: the call returns a ndarray',
+    'cholesky(complex)': "TypeError: cholesky() got an unexpected keyword argument 'upper'",
+    'cond(complex)': 'The `numpy.linalg.cond` function is not implemented by Dask array.',
+    'cond(wide)': 'The `numpy.linalg.cond` function is not implemented by Dask array.',
+    'convolve(in2=tracked)': 'not lazy: the call returns a ndarray',
+    'det(complex)': 'The `numpy.linalg.det` function is not implemented by Dask array.',
+    'eig(complex)': 'The `numpy.linalg.eig` function is not implemented by Dask array.',
+    'eig(real eigenvalues)': 'The `numpy.linalg.eig` function is not implemented by Dask array.',
+    'eigh(complex)': 'The `numpy.linalg.eigh` function is not implemented by Dask array.',
+    'eigh(eigvals_only)': 'not lazy: the call returns a ndarray',
+    'eigh(generalized)': 'not lazy: the call returns a ndarray',
+    'eigh(generalized, complex)': 'not lazy: the call returns a ndarray',
+    'eigvals(complex)': 'The `numpy.linalg.eigvals` function is not implemented by Dask array.',
+    'eigvalsh(complex)': 'The `numpy.linalg.eigvalsh` function is not implemented by Dask array.',
+    'expm(complex)': 'not lazy: the call returns a ndarray',
+    'index_update(... of no axes between advanced)':
+        'ValueError: shape mismatch: value array of shape (2, 4) could not be broadcast to in',
+    'index_update(2-d int array)':
+        'IndexError: Incorrect shape ((2, 2)) of integer indices for dimension with size 4',
+    'index_update(2-d mask)':
+        'IndexError: Boolean array with size 20 is not long enough for axis 0 with size 4',
+    'index_update(3-d mask)':
+        'IndexError: Incorrect shape ((4, 5, 3)) of integer indices for dimension with size 4',
+    'index_update(None, ... of no axes between advanced)':
+        'ValueError: could not broadcast input array from shape(2, 1) into shape (2,)',
+    'index_update(advanced apart)':
+        "NotImplementedError: dask is currently limited to at most one dimension's assignment",
+    'index_update(advanced together)':
+        'IndexError: Incorrect shape ((1, 2)) of integer indices for dimension with size 5',
+    'index_update(bool scalar ... of no axes)':
+        'NotImplementedError: dask does not yet implement assignment to a scalar boolean inde',
+    'index_update(bool scalar)':
+        'NotImplementedError: dask does not yet implement assignment to a scalar boolean inde',
+    'index_update(empty array)':
+        'ValueError: shape mismatch: value array of shape (0, 5, 3) could not be broadcast to',
+    'index_update(empty list)':
+        'ValueError: shape mismatch: value array of shape (0, 5, 3) could not be broadcast to',
+    'index_update(empty nested list)':
+        'IndexError: Incorrect shape ((1, 0)) of integer indices for dimension with size 4',
+    'index_update(int ellipsis None)':
+        'ValueError: could not broadcast input array from shape(5, 1) into shape (5,)',
+    'index_update(int ellipsis None, broadcast)':
+        "AttributeError: 'NoneType' object has no attribute 'dtype'",
+    'index_update(mask ... int array of no axes)':
+        "NotImplementedError: dask is currently limited to at most one dimension's assignment",
+    'index_update(mask and int array)':
+        "NotImplementedError: dask is currently limited to at most one dimension's assignment",
+    'index_update(newaxis)':
+        'ValueError: could not broadcast input array from shape(1, 4, 1, 5, 3) into shape (5,',
+    'index_update(tuple with repeats)':
+        "TypeError: '>=' not supported between instances of 'tuple' and 'int'",
+    'inv(assume_a)': 'not lazy: the call returns a ndarray',
+    'inv(complex)': 'not lazy: the call returns a ndarray',
+    'logm(complex)': 'not lazy: the call returns a ndarray',
+    'logsumexp(b with a negative entry, return_sign)': 'not lazy: the call returns a float64',
+    'lstsq(complex)': "TypeError: lstsq() got an unexpected keyword argument 'rcond'",
+    'lu_factor(complex)': 'not lazy: the call returns a ndarray',
+    'lu_solve(complex)': 'not lazy: the call returns a ndarray',
+    'matrix_norm(keepdims)':
+        'The `numpy.linalg.matrix_norm` function is not implemented by Dask array.',
+    'matrix_power(complex)':
+        'The `numpy.linalg.matrix_power` function is not implemented by Dask array.',
+    'multi_dot(complex)': 'The `numpy.linalg.multi_dot` function is not implemented by Dask array.',
+    'norm(matrix, axis)': 'NotImplementedError: SVD based norm not implemented for ndim > 2',
+    'norm(ravel)': 'ValueError: Improper number of dimensions to norm.',
+    'np.array_split': 'The `numpy.array_split` function is not implemented by Dask array.',
+    'np.average(weights along two axes)':
+        'TypeError: 1D weights expected when shapes of a and weights differ.',
+    'np.choose(mode=)': "TypeError: choose() got an unexpected keyword argument 'mode'",
+    'np.convolve': 'The `numpy.convolve` function is not implemented by Dask array.',
+    'np.convolve(complex)': 'The `numpy.convolve` function is not implemented by Dask array.',
+    'np.copy': 'The `numpy.copy` function is not implemented by Dask array.',
+    'np.correlate': 'The `numpy.correlate` function is not implemented by Dask array.',
+    'np.correlate(complex)': 'The `numpy.correlate` function is not implemented by Dask array.',
+    'np.cross': 'The `numpy.cross` function is not implemented by Dask array.',
+    'np.cross(axis)': 'The `numpy.cross` function is not implemented by Dask array.',
+    'np.cross(complex)': 'The `numpy.cross` function is not implemented by Dask array.',
+    'np.cross(times a)': 'The `numpy.cross` function is not implemented by Dask array.',
+    'np.cumprod': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
+    'np.cumprod(zeros)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
+    'np.cumsum': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
+    'np.cumulative_prod': 'The `numpy.cumulative_prod` function is not implemented by Dask array.',
+    'np.cumulative_sum': 'The `numpy.cumulative_sum` function is not implemented by Dask array.',
+    'np.diagflat': 'The `numpy.diagflat` function is not implemented by Dask array.',
+    'np.dot': 'IndexError: list index out of range',
+    'np.dsplit': 'The `numpy.dsplit` function is not implemented by Dask array.',
+    'np.fft.fftn': "Dask's result has shape (5, -1), NumPy's (5, 4)",
+    'np.fft.ifftn': "Dask's result has shape (5, -1), NumPy's (5, 4)",
+    'np.fft.irfftn': "Dask's result has shape (5, -1), NumPy's (5, 4)",
+    'np.fft.rfftn': "Dask's result has shape (5, 0), NumPy's (5, 3)",
+    'np.gradient(a spacing and coordinates)':
+        'NotImplementedError: dask array coordinated is not supported.',
+    'np.gradient(a spacing per axis)':
+        'NotImplementedError: dask array coordinated is not supported.',
+    'np.gradient(one spacing)': 'NotImplementedError: dask array coordinated is not supported.',
+    'np.hsplit': 'The `numpy.hsplit` function is not implemented by Dask array.',
+    'np.inner': 'The `numpy.inner` function is not implemented by Dask array.',
+    'np.inner(complex)': 'The `numpy.inner` function is not implemented by Dask array.',
+    'np.interp(fp)': 'The `numpy.interp` function is not implemented by Dask array.',
+    'np.interp(left, right)': 'The `numpy.interp` function is not implemented by Dask array.',
+    'np.interp(period, complex)': 'The `numpy.interp` function is not implemented by Dask array.',
+    'np.interp(x, fp)': 'The `numpy.interp` function is not implemented by Dask array.',
+    'np.kron': 'The `numpy.kron` function is not implemented by Dask array.',
+    'np.linalg.cholesky': "TypeError: cholesky() got an unexpected keyword argument 'upper'",
+    'np.linalg.cond': 'The `numpy.linalg.cond` function is not implemented by Dask array.',
+    'np.linalg.det': 'The `numpy.linalg.det` function is not implemented by Dask array.',
+    'np.linalg.eig': 'The `numpy.linalg.eig` function is not implemented by Dask array.',
+    'np.linalg.eigh': 'The `numpy.linalg.eigh` function is not implemented by Dask array.',
+    'np.linalg.eigvals': 'The `numpy.linalg.eigvals` function is not implemented by Dask array.',
+    'np.linalg.eigvalsh': 'The `numpy.linalg.eigvalsh` function is not implemented by Dask array.',
+    'np.linalg.inv': 'ValueError: Dimension must be 2 to perform lu decomposition',
+    'np.linalg.lstsq': "TypeError: lstsq() got an unexpected keyword argument 'rcond'",
+    'np.linalg.matrix_norm':
+        'The `numpy.linalg.matrix_norm` function is not implemented by Dask array.',
+    'np.linalg.matrix_power':
+        'The `numpy.linalg.matrix_power` function is not implemented by Dask array.',
+    'np.linalg.multi_dot':
+        'The `numpy.linalg.multi_dot` function is not implemented by Dask array.',
+    'np.linalg.pinv': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
+    'np.linalg.qr': "TypeError: qr() got an unexpected keyword argument 'mode'",
+    'np.linalg.slogdet': 'The `numpy.linalg.slogdet` function is not implemented by Dask array.',
+    'np.linalg.solve': 'ValueError: Dimension must be 2 to perform lu decomposition',
+    'np.linalg.svd':
+        'NotImplementedError: full_matrices=True is not implemented for dask arrays. Use full',
+    'np.linalg.svdvals': 'The `numpy.linalg.svdvals` function is not implemented by Dask array.',
+    'np.linalg.tensorinv':
+        'The `numpy.linalg.tensorinv` function is not implemented by Dask array.',
+    'np.linalg.tensorsolve':
+        'The `numpy.linalg.tensorsolve` function is not implemented by Dask array.',
+    'np.linalg.vector_norm':
+        'The `numpy.linalg.vector_norm` function is not implemented by Dask array.',
+    'np.linspace': 'TypeError: Only length-1 arrays can be converted to Python scalars',
+    'np.linspace(retstep: samples and step)': 'not lazy: the call returns a float',
+    'np.linspace(retstep: the samples)':
+        'TypeError: Only length-1 arrays can be converted to Python scalars',
+    'np.max(where=, initial=)': "TypeError: max() got an unexpected keyword argument 'where'",
+    'np.mean(where=)': "TypeError: mean() got an unexpected keyword argument 'where'",
+    'np.median':
+        'NotImplementedError: The da.median function only works along an axis.  The full algo',
+    'np.min(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
+    'np.nan_to_num':
+        "TypeError: nan_to_num does not take the following keyword arguments ['nan', 'neginf'",
+    'np.nan_to_num(complex)':
+        "TypeError: nan_to_num does not take the following keyword arguments ['neginf', 'posi",
+    'np.nanmedian':
+        'NotImplementedError: The da.nanmedian function only works along an axis or a subset ',
+    'np.pad': 'TypeError: `pad_value` must be composed of integral typed values.',
+    'np.partition': 'The `numpy.partition` function is not implemented by Dask array.',
+    'np.partition(several kth)': 'The `numpy.partition` function is not implemented by Dask array.',
+    'np.percentile':
+        "TypeError: percentile() got an unexpected keyword argument dict_keys(['axis', 'keepd",
+    'np.polyval': 'The `numpy.polyval` function is not implemented by Dask array.',
+    'np.polyval(complex)': 'The `numpy.polyval` function is not implemented by Dask array.',
+    'np.polyval(x)': 'The `numpy.polyval` function is not implemented by Dask array.',
+    'np.prod(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
+    'np.prod(where=)': "TypeError: prod() got an unexpected keyword argument 'where'",
+    'np.ptp': "TypeError: ptp() got an unexpected keyword argument 'keepdims'",
+    'np.ravel': "TypeError: ravel() got an unexpected keyword argument 'order'",
+    'np.ravel(transposed)': 'TypeError: ravel() takes 1 positional argument but 2 were given',
+    'np.real_if_close(complex)':
+        'The `numpy.real_if_close` function is not implemented by Dask array.',
+    'np.real_if_close(nearly real)':
+        'The `numpy.real_if_close` function is not implemented by Dask array.',
+    'np.real_if_close(nearly real, squared)':
+        'The `numpy.real_if_close` function is not implemented by Dask array.',
+    'np.real_if_close(real)':
+        'The `numpy.real_if_close` function is not implemented by Dask array.',
+    'np.repeat': 'NotImplementedError: Must supply an integer axis value',
+    'np.repeat(per element)': 'NotImplementedError: Only integer valued repeats supported',
+    'np.repeat(per element, flattened)': 'NotImplementedError: Must supply an integer axis value',
+    'np.reshape': "TypeError: reshape() got an unexpected keyword argument 'order'",
+    'np.roll': 'TypeError: Expect `shift` to be an instance of Integral when `axis` is None.',
+    'np.select': 'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',
+    'np.select(plain default)':
+        'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',
+    'np.sort': 'The `numpy.sort` function is not implemented by Dask array.',
+    'np.sort(complex)': 'The `numpy.sort` function is not implemented by Dask array.',
+    'np.split': 'The `numpy.split` function is not implemented by Dask array.',
+    'np.sum(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
+    'np.sum(where=)': "TypeError: sum() got an unexpected keyword argument 'where'",
+    'np.take': "TypeError: take() got an unexpected keyword argument 'mode'",
+    'np.take_along_axis': 'The `numpy.take_along_axis` function is not implemented by Dask array.',
+    'np.take_along_axis(broadcast)':
+        'The `numpy.take_along_axis` function is not implemented by Dask array.',
+    'np.trapezoid': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.trapezoid(complex)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.trapezoid(dx)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.trapezoid(x)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.trapezoid(x, axis=0)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.tril':
+        'ValueError: Chunks and shape must be of the same length/dimension. Got chunks=((3,),',
+    'np.triu':
+        'ValueError: Chunks and shape must be of the same length/dimension. Got chunks=((3,),',
+    'np.unique': "Dask's result has shape (nan,), NumPy's (4,)",
+    'np.unique(axis=0)': "TypeError: unique() got an unexpected keyword argument 'axis'",
+    'np.unique(return_counts)': "Dask's result has shape (nan,), NumPy's (4,)",
+    'np.vander': 'The `numpy.vander` function is not implemented by Dask array.',
+    'np.var(where=)': "TypeError: var() got an unexpected keyword argument 'where'",
+    'np.vsplit': 'The `numpy.vsplit` function is not implemented by Dask array.',
+    'pinv(complex)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
+    'pinv(hermitian)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
+    'pullback.rules.writes.reread': "NotImplementedError: Don't yet support nd fancy indexing",
+    'qr(complete)': "TypeError: qr() got an unexpected keyword argument 'mode'",
+    'reread(transpose)': "NotImplementedError: Don't yet support nd fancy indexing",
+    'scipy.integrate.odeint(linear: y0, A, t)': 'not lazy: the call returns a ndarray',
+    'scipy.integrate.odeint(neural ODE: W, b, y0)': 'not lazy: the call returns a ndarray',
+    'scipy.integrate.odeint(tfirst)': 'not lazy: the call returns a ndarray',
+    'scipy.integrate.odeint(time-dependent, a constant in args)':
+        'not lazy: the call returns a ndarray',
+    'scipy.linalg.cho_factor': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.cho_solve': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.cholesky': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.det': 'not lazy: the call returns a float64',
+    'scipy.linalg.eigh': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.expm': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.inv': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.logm': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.lu_factor': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.lu_solve': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.solve': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.solve_sylvester': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.solve_triangular': 'not lazy: the call returns a ndarray',
+    'scipy.linalg.sqrtm': 'not lazy: the call returns a ndarray',
+    'scipy.signal.convolve': 'not lazy: the call returns a float64',
+    'scipy.signal.convolve(complex)': 'not lazy: the call returns a ndarray',
+    'scipy.signal.correlate': 'not lazy: the call returns a float64',
+    'scipy.signal.correlate(complex)': 'not lazy: the call returns a ndarray',
+    'scipy.signal.correlate(real, complex)': 'not lazy: the call returns a ndarray',
+    'scipy.special.log_softmax': 'not lazy: the call returns a ndarray',
+    'scipy.special.logsumexp': 'not lazy: the call returns a float64',
+    'scipy.special.multigammaln': 'not lazy: the call returns a float64',
+    'scipy.special.softmax': 'not lazy: the call returns a ndarray',
+    'scipy.stats.beta.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.beta.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.beta.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.beta.logpdf(keywords)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.beta.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.beta.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.beta.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.cauchy.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.chi2.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.dirichlet.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.dirichlet.logpdf(all components)': 'not lazy: the call returns a float64',
+    'scipy.stats.dirichlet.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.expon.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.logpdf(keywords)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.gamma.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.gamma.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.laplace.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.logistic.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.multivariate_normal.entropy': 'not lazy: the call returns a float64',
+    'scipy.stats.multivariate_normal.entropy(A A^T, singular where A is thin)':
+        'not lazy: the call returns a float64',
+    'scipy.stats.multivariate_normal.entropy(scalar or diagonal cov)':
+        'not lazy: the call returns a float64',
+    'scipy.stats.multivariate_normal.logpdf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.logpdf(1-d)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.logpdf(allow_singular, regular cov)':
+        'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.logpdf(keywords)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.multivariate_normal.logpdf(singular cov)':
+        'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.multivariate_normal.pdf(singular cov)':
+        'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.pdf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.multivariate_normal.pdf(diagonal or scalar cov)':
+        'not lazy: the call returns a ndarray',
+    'scipy.stats.norm.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.norm.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.norm.logcdf(tails)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.norm.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.norm.logpdf(keywords)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.norm.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.norm.logsf(tails)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.norm.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.norm.sf': 'not lazy: the call returns a float64',
+    'scipy.stats.poisson.cdf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.poisson.logcdf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.poisson.logpmf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.poisson.logpmf(keywords)': 'not lazy: the call returns a ndarray',
+    'scipy.stats.poisson.pmf': 'not lazy: the call returns a ndarray',
+    'scipy.stats.t.cdf': 'not lazy: the call returns a float64',
+    'scipy.stats.t.logcdf': 'not lazy: the call returns a float64',
+    'scipy.stats.t.logpdf': 'not lazy: the call returns a float64',
+    'scipy.stats.t.logsf': 'not lazy: the call returns a float64',
+    'scipy.stats.t.pdf': 'not lazy: the call returns a float64',
+    'scipy.stats.t.sf': 'not lazy: the call returns a float64',
+    'slogdet(complex)': 'The `numpy.linalg.slogdet` function is not implemented by Dask array.',
+    'solve(assume_a)': 'not lazy: the call returns a ndarray',
+    'solve(complex)': 'ValueError: Dimension must be 2 to perform lu decomposition',
+    'solve(transposed)': 'not lazy: the call returns a ndarray',
+    'solve(upper)': 'not lazy: the call returns a ndarray',
+    'solve_banded(complex)': 'not lazy: the call returns a ndarray',
+    'solve_banded(l=0, u=0)': 'not lazy: the call returns a ndarray',
+    'solve_banded(l=0, u=2)': 'not lazy: the call returns a ndarray',
+    'solve_banded(l=1, u=0)': 'not lazy: the call returns a ndarray',
+    'solve_banded(l=1, u=1)': 'not lazy: the call returns a ndarray',
+    'solve_banded(l=2, u=1)': 'not lazy: the call returns a ndarray',
+    'solve_sylvester(complex)': 'not lazy: the call returns a ndarray',
+    'solve_triangular(complex)': 'not lazy: the call returns a ndarray',
+    'solve_triangular(unit_diagonal)': 'not lazy: the call returns a ndarray',
+    'special.log_softmax(1-d)': 'not lazy: the call returns a float64',
+    'special.logsumexp(0-d)': 'not lazy: the call returns a float64',
+    'special.logsumexp(b)': 'not lazy: the call returns a float64',
+    'special.logsumexp(b, return_sign)': 'not lazy: the call returns a float64',
+    'special.softmax(1-d)': 'not lazy: the call returns a float64',
+    'sqrtm(complex)': 'not lazy: the call returns a ndarray',
+    'svd(compute_uv=False)': "TypeError: svd() got an unexpected keyword argument 'compute_uv'",
+    'svd(hermitian)': "TypeError: svd() got an unexpected keyword argument 'hermitian'",
+    'svd(hermitian, complex)': "TypeError: svd() got an unexpected keyword argument 'hermitian'",
+    'svdvals(complex)': 'The `numpy.linalg.svdvals` function is not implemented by Dask array.',
+    'tensorinv(ind=1)': 'The `numpy.linalg.tensorinv` function is not implemented by Dask array.',
+    'tensorsolve(axes)':
+        'The `numpy.linalg.tensorsolve` function is not implemented by Dask array.',
+    'vector_norm(axis)':
+        'The `numpy.linalg.vector_norm` function is not implemented by Dask array.',
+    'x.flatten': 'TypeError: Array.ravel() takes 1 positional argument but 2 were given',
+    'x[... of no axes between advanced]': "Dask's result has shape (4, 2), NumPy's (2, 4)",
+    'x[2-d int array]': "TypeError: '>=' not supported between instances of 'list' and 'int'",
+    'x[2-d mask]':
+        'IndexError: Boolean array with size 20 is not long enough for axis 0 with size 4',
+    'x[3-d mask]': "Dask's result has shape (nan,), NumPy's (27,)",
+    'x[None, ... of no axes between advanced]': "Dask's result has shape (1, 2), NumPy's (2, 1)",
+    'x[advanced apart]': "NotImplementedError: Don't yet support nd fancy indexing",
+    'x[advanced together]': "NotImplementedError: Don't yet support nd fancy indexing",
+    'x[bool scalar ... of no axes]': 'IndexError: Too many indices for array',
+    'x[bool scalar]': "Dask's result has shape (5, 3), NumPy's (1, 4, 5, 3)",
+    'x[empty nested list]': "Dask's result has shape (0, 5, 3), NumPy's (1, 0, 5, 3)",
+    'x[mask ... int array of no axes]': "NotImplementedError: Don't yet support nd fancy indexing",
+    'x[mask and int array]': "NotImplementedError: Don't yet support nd fancy indexing",
+    'x[tuple with repeats]': "TypeError: '>=' not supported between instances of 'tuple' and 'int'",
+}
+
+
+def _lazy(args):
+    da = pytest.importorskip("dask.array")
+    return [da.from_array(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _check_on_dask(case):
+    da = pytest.importorskip("dask.array")
+    f, args, want_out, ct, want_grads = _reference(case)
+    out, vjp_fn = pb.vjp(f, *_lazy(args))
+    _compare(out, want_out, "the value", case, da.Array)
+    grads = vjp_fn(pb.tree_map(da.from_array, ct))
+    _compare(grads, want_grads, "the gradient", case, da.Array)
+
+
+def _dask_itself(case):
+    """Why the row's call on Dask arrays fails without pullback (its first ``_REASON``
+    characters), or None where it gives NumPy's value as a Dask array."""
+    why = _dask_reason(case)
+    return None if why is None else why[:_REASON]
+
+
+def _dask_reason(case):
+    da = pytest.importorskip("dask.array")
+    call, args = case.spec.call or case.spec.func, case.args()
+    want = call(*args, **case.kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = call(*_lazy(args), **case.kw)
+        except Exception as e:  # noqa: BLE001 (any error of Dask's is its reason)
+            return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    for w in caught:  # Dask computes a call of a function it does not have
+        if "is not implemented by Dask array" in str(w.message):
+            return str(w.message).split(" You may")[0]
+    for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
+        if not isinstance(g, da.Array) and (isinstance(w, (np.ndarray, float, complex))
+                                            or np.ndim(w)):
+            return f"not lazy: the call returns a {type(g).__name__}"
+        if isinstance(g, da.Array) and g.shape != np.shape(w):  # NaN: known once computed
+            return f"Dask's result has shape {g.shape}, NumPy's {np.shape(w)}"
+        host = np.asarray(g.compute() if isinstance(g, da.Array) else g)
+        if host.shape != np.shape(w) or not np.allclose(host, w, rtol=1e-9, atol=1e-12,
+                                                         equal_nan=True):
+            return f"Dask's value differs from NumPy's (shape {host.shape}, not {np.shape(w)})"
+    return None
+
+
+_REASON = 84  # characters of Dask's error kept as the reason
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES
+                                  if c.spec.label not in DASK_UNSUPPORTED])
+def test_rule_on_dask_arrays(case):
+    _check_on_dask(case)
+
+
+@pytest.mark.parametrize("label", sorted(DASK_UNSUPPORTED))
+def test_rows_dask_does_not_run(label):
+    failing = []  # (a label may name rows of two functions: np.linalg's and scipy.linalg's)
+    for case in (c for c in CASES if c.spec.label == label):
+        try:
+            _check_on_dask(case)
+        except Exception as e:  # noqa: BLE001
+            failing.append((case, e))
+    assert failing, f"{label} runs on Dask now: remove it from DASK_UNSUPPORTED"
+    reasons = set()
+    for case, error in failing:
+        why = _dask_itself(case)
+        assert why is not None, f"{case.id}: Dask runs the call itself, pullback fails: {error!r}"
+        reasons.add(why)
+    assert DASK_UNSUPPORTED[label] in reasons, (
+        f"{label}: Dask fails for another reason than the listed one: {sorted(reasons)}")
