@@ -20,7 +20,7 @@ import time
 from bench.one import ONE_THREAD
 
 K = 200
-ROUNDS = 30
+ROUNDS = 100
 
 # kind: (description, the op on the tracked x and the other inputs)
 KINDS = {

@@ -1,5 +1,5 @@
-"""pullback.jit: the workloads of pullback_lib through ``pb.jit``, traced on the first call
-(``build`` makes that call, so the timed calls replay the generated program)."""
+"""pullback.jit: the workloads of pullback_lib through ``pb.jit``. The first call traces and
+compiles (the report's *first call*); the timed calls replay the generated program."""
 
 import functools
 
@@ -31,5 +31,4 @@ def build(workload, data, lib="pullback_jit"):
         run = lambda: j(d["x"])  # noqa: E731
     else:
         raise KeyError(workload)
-    run()  # the trace and compile: the first call's cost, reported by bench.first_call
-    return run, _list
+    return run, _list  # the first call traces and compiles: the report's "first call"
