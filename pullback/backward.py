@@ -474,7 +474,8 @@ def scalar_seed(y, fname, losscheck):
             return np.ones(())
     elif is_lazy(v):
         return _lazy_seed(v, fname)
-    elif not isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked)):  # (pb.jit)
+    elif not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)
+              or is_foreign(v)):  # a CuPy loss
         what = "None (is a return statement missing?)" if v is None else (
             f"a {type(v).__name__}")
         raise TypeError(

@@ -111,6 +111,31 @@ def test_rule_on_a_cupy_like_device(case):
     _compare(grads, want_grads, "the gradient", case, fake.FakeArray)
 
 
+def test_grad_backward_and_the_loss_check_on_a_cupy_like_device():
+    # a loss on the device: grad, value_and_grad and .backward() keep the device's type;
+    # the loss check is the one read back to the host, and losscheck=False makes none
+    def loss(w, x):
+        return np.sum(np.log(x) * np.tanh(w * x)) / x.shape[0]
+
+    w0, x0 = np.array([0.5, -1.0, 2.0]), np.array([0.5, 1.0, 2.0])
+    w, x = fake.to_device(w0), fake.to_device(x0)
+    want_value, want_grad = pb.value_and_grad(loss)(w0, x0)
+    before = fake.syncs
+    value, grad = pb.value_and_grad(loss)(w, x)
+    assert fake.syncs == before + 1
+    assert isinstance(value, fake.FakeArray) and isinstance(grad, fake.FakeArray)
+    np.testing.assert_allclose(fake.to_host(value), want_value, rtol=1e-12)
+    np.testing.assert_allclose(fake.to_host(grad), want_grad, rtol=1e-12)
+    before = fake.syncs
+    grad = pb.grad(loss, losscheck=False)(w, x)
+    assert fake.syncs == before
+    np.testing.assert_allclose(fake.to_host(grad), want_grad, rtol=1e-12)
+    p = pb.param(w)
+    loss(p, x).backward(losscheck=False)
+    assert isinstance(p.grad, fake.FakeArray) and fake.syncs == before
+    np.testing.assert_allclose(fake.to_host(p.grad), want_grad, rtol=1e-12)
+
+
 @pytest.mark.parametrize("label", sorted({c.spec.label for c in CASES if _not_on_cupy(c.spec)}))
 def test_rows_cupy_does_not_run(label):
     """Each row left out of the CuPy-like table still fails there, refused as CuPy refuses
