@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .api import grad
+from .backend import on_backend
 from .backward import VJP, as_result, fname_of, linearize, normalize_argnums, strip
 from .core import Tracked, box_at, is_inexact, plain, shape_of
 from .registry import Elementwise
@@ -34,20 +35,22 @@ def _dtype(x):
     return np.result_type(v) if dtype is None else dtype
 
 
-def _basis(shapes, dtypes, start, stop):
+def _basis(shapes, dtypes, start, stop, likes):
     """Rows ``start:stop`` of the identity over the concatenated, flattened ``shapes``,
-    cut back into one array per shape, each with a leading axis of ``stop - start``."""
+    cut back into one array per shape, each with a leading axis of ``stop - start``, on
+    the array library of its ``likes`` entry (the output or input it stands for)."""
     rows = stop - start
     if len(shapes) == 1 and start == 0 and stop == math.prod(shapes[0]):
-        return [np.eye(rows, dtype=dtypes[0]).reshape((rows,) + shapes[0])]
+        return [on_backend(np.eye(rows, dtype=dtypes[0]).reshape((rows,) + shapes[0]),
+                           likes[0])]
     out, offset = [], 0
-    for shape, dtype in zip(shapes, dtypes):
+    for shape, dtype, like in zip(shapes, dtypes, likes):
         size = math.prod(shape)
         block = np.zeros((rows, size), dtype)
         lo, hi = max(start, offset), min(stop, offset + size)
         if lo < hi:
             block[np.arange(lo - start, hi - start), np.arange(lo - offset, hi - offset)] = 1
-        out.append(block.reshape((rows,) + shape))
+        out.append(on_backend(block.reshape((rows,) + shape), like))
         offset += size
     return out
 
@@ -89,7 +92,8 @@ def _tangent_pullback(pull, outs, fname):
 
     def pull_live(u_live):
         boxes = iter(u_live)
-        return pull([next(boxes) if is_inexact(o) else np.zeros(shape_of(o)) for o in outs])
+        return pull([next(boxes) if is_inexact(o) else on_backend(np.zeros(shape_of(o)), o)
+                     for o in outs])
 
     ulin, flat, _ = linearize(pull_live, ([np.ones_like(plain(outs[k])) for k in live],),
                               {}, (0,))
@@ -130,7 +134,7 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
     upull, live = _tangent_pullback(pull, outs, fname)
     (dus,) = upull(flat_t)
     it = iter(dus)
-    tangent_out = [as_result(next(it), v) if k in live else np.zeros(shape_of(o))
+    tangent_out = [as_result(next(it), v) if k in live else on_backend(np.zeros(shape_of(o)), o)
                    for k, (o, v) in enumerate(zip(outs, tree_flatten(value)[0]))]
     return value, tree_unflatten(out_def, tangent_out)
 
@@ -167,7 +171,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             n = math.prod(shape)
             seed = np.zeros((n, n), _dtype(outs[0]))
             seed.flat[::n + 1] = 1
-            (rows,) = pull.batched(seed.reshape((n,) + shape), (n,))
+            (rows,) = pull.batched(on_backend(seed.reshape((n,) + shape), outs[0]), (n,))
             return rows.reshape(shape + shape_of(rows)[1:])
         diagonal = _diagonal(lin, outs)
         if diagonal is not None:
@@ -177,7 +181,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
-            seeds = _basis(shapes, dtypes, a, b)
+            seeds = _basis(shapes, dtypes, a, b, outs)
             cts = pull.batched(seeds, (b - a,))
             parts.append(tree_flatten(cts)[0])
         rows = [_stack(p) for p in zip(*parts)]  # per input leaf: (outputs,) + x.shape
@@ -221,14 +225,14 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
-            (dus,) = upull.batched(_basis(shapes, dtypes, a, b), (b - a,))
+            (dus,) = upull.batched(_basis(shapes, dtypes, a, b, leaves), (b - a,))
             parts.append(dus)
         cols = iter([_stack(p) for p in zip(*parts)])  # per live output: (inputs,) + shape
         blocks = []
         for k, o in enumerate(outs):
             shape = shape_of(o)
             if k not in live:
-                blocks.append([np.zeros(shape + s) for s in shapes])
+                blocks.append([on_backend(np.zeros(shape + s), o) for s in shapes])
                 continue
             col = np.moveaxis(next(cols), 0, -1)
             row, offset = [], 0
@@ -279,7 +283,7 @@ def _diagonal_blocks(pull, outs, shape):
     for i, o in enumerate(outs):
         seed = np.zeros((k,) + shape, np.result_type(plain(o)))
         seed[i] = 1
-        seeds.append(seed)
+        seeds.append(on_backend(seed, o))
     diagonals = tree_flatten(pull.batched(seeds, (k,)))[0]
     n = math.prod(shape)
     blocks = []

@@ -136,6 +136,29 @@ def test_grad_backward_and_the_loss_check_on_a_cupy_like_device():
     np.testing.assert_allclose(fake.to_host(p.grad), want_grad, rtol=1e-12)
 
 
+@pytest.mark.parametrize("transform, f, reads", [
+    (lambda f: pb.jacobian(f), lambda x: np.tanh(x[:2] * x[1:]) * 0.5, 0),
+    (lambda f: pb.jacfwd(f), lambda x: np.stack([np.sum(x ** 2), x[0] * np.sin(x[2])]), 0),
+    (lambda f: pb.jacobian(f), lambda x: np.exp(x) * 2.0, 0),  # a diagonal one, in one pass
+    (lambda f: pb.hessian(f), lambda x: np.sum(np.log(x) * x[::-1]) ** 2, 1),
+    (lambda f: lambda x: pb.jvp(f, (x,), (x * 0.5,)),
+     lambda x: (np.cumsum(x), np.argmax(x)), 0),
+    (lambda f: lambda x: pb.hvp(f, (x,), (x,)), lambda x: np.sum(np.sin(x) * x), 1),
+], ids=["jacobian", "jacfwd", "jacobian(diagonal)", "hessian", "jvp", "hvp"])
+def test_transforms_on_a_cupy_like_device(transform, f, reads):
+    # the bases and seeds the transforms build go to the device; the one value read back
+    # is the loss check of the gradient a Hessian differentiates
+    x0 = np.array([0.5, 1.5, 2.0])
+    want = transform(f)(x0)
+    before = fake.syncs
+    got = transform(f)(fake.to_device(x0))
+    assert fake.syncs == before + reads
+    for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
+        if np.ndim(w) or isinstance(w, np.ndarray):
+            assert isinstance(g, fake.FakeArray), type(g)
+        np.testing.assert_allclose(_host(g), w, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("label", sorted({c.spec.label for c in CASES if _not_on_cupy(c.spec)}))
 def test_rows_cupy_does_not_run(label):
     """Each row left out of the CuPy-like table still fails there, refused as CuPy refuses
