@@ -604,8 +604,12 @@ def test_rule_on_dask_arrays(case):
 
 @pytest.mark.parametrize("label", sorted(DASK_UNSUPPORTED))
 def test_rows_dask_does_not_run(label):
+    pytest.importorskip("dask.array")
+    cases = [c for c in CASES if c.spec.label == label]
+    if not cases:  # a function of a later NumPy (np.trapezoid, np.linalg.vector_norm, ...)
+        pytest.skip(f"{label}: not a row on NumPy {np.__version__}")
     failing = []  # (a label may name rows of two functions: np.linalg's and scipy.linalg's)
-    for case in (c for c in CASES if c.spec.label == label):
+    for case in cases:
         try:
             _check_on_dask(case)
         except Exception as e:  # noqa: BLE001
