@@ -36,7 +36,7 @@ ONE_THREAD = {
 TRACEMALLOC_LIBS = ("pullback", "pullback_fn", "numpy", "autograd", "mygrad")
 
 # Timing: at least MIN_REPEATS timed calls, more while they fit in TIME_BUDGET seconds.
-MIN_REPEATS, MAX_REPEATS, TIME_BUDGET = 3, 200, 0.4
+MIN_REPEATS, MAX_REPEATS, TIME_BUDGET, WARM_UP = 3, 200, 0.4, 0.3
 
 
 def _status_kb(field):
@@ -134,16 +134,18 @@ def measure(workload, lib, make_ref):
     else:
         out["check_source"] = None
 
-    # warm-up: one more call after the checked one (a compiled library's first call
-    # compiles), then more while under 0.1 s in all
-    spent, calls = 0.0, 0
-    while calls < 1 or spent < 0.1:
+    # warm-up: calls after the checked one (a compiled library's first call compiles)
+    # while under 0.3 s in all, and at least three: the first calls of a big graph still
+    # grow the allocator's arenas. The number of timed calls follows the fastest of them.
+    spent, calls, fastest = 0.0, 0, float("inf")
+    while calls < 3 or spent < WARM_UP:
         t0 = time.perf_counter()
         run()
         last = time.perf_counter() - t0
         spent += last
         calls += 1
-    n = int(min(MAX_REPEATS, max(MIN_REPEATS, TIME_BUDGET / max(last, 1e-9))))
+        fastest = min(fastest, last)
+    n = int(min(MAX_REPEATS, max(MIN_REPEATS, TIME_BUDGET / max(fastest, 1e-9))))
     times = []
     for i in range(n):
         if i == n - 1:  # the last call also gives the peak RSS (read outside the timing)
