@@ -6,7 +6,7 @@ import functools
 import pullback as pb
 
 from .. import workloads as W
-from .pullback_lib import _list
+from .pullback_lib import _list, train_functional
 
 
 def build(workload, data, lib="pullback_jit"):
@@ -29,6 +29,9 @@ def build(workload, data, lib="pullback_jit"):
     elif workload == "jacobian_mlp":
         j = pb.jit(pb.jacobian(functools.partial(W.mlp_predict, d["params"])))
         run = lambda: j(d["x"])  # noqa: E731
+    elif workload == "training_loop":  # the functional loop with the jitted gradient
+        g = pb.jit(pb.grad(W.mlp_loss))
+        run = lambda: train_functional(d, g)  # noqa: E731
     else:
         raise KeyError(workload)
     return run, _list  # the first call traces and compiles: the report's "first call"

@@ -52,10 +52,11 @@ def train_tracker(d):
     return [p.value for p in params]
 
 
-def train_functional(d):
+def train_functional(d, g=None):
+    """Plain SGD with ``pb.grad`` of the loss (or ``g``, a gradient of it: pb.jit's)."""
     params = list(d["params"])
     x, Y = d["x"], d["Y"]
-    g = pb.grad(W.mlp_loss)
+    g = g or pb.grad(W.mlp_loss)
     for _ in range(W.TRAIN_STEPS):
         grads = g(params, x, Y)
         params = [p - W.TRAIN_LR * gp for p, gp in zip(params, grads)]
