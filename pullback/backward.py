@@ -380,13 +380,11 @@ def as_result(ct, x):
         return ct if isinstance(x, np.ndarray) else ct[()]
     if isinstance(ct, Tracked) or isinstance(x, Tracked):
         return ct
-    if is_foreign(ct):  # stays in its library: a Dask gradient stays lazy (lazy.py)
-        dtype = np.result_type(x)
+    if is_foreign(ct) or is_foreign(x):  # another library's array stays in it, with x's
+        dtype = x.dtype if hasattr(x, "dtype") else np.result_type(x)  # dtype (lazy.py)
         return ct if ct.dtype == dtype else ct.astype(dtype)
     if isinstance(x, np.ndarray):
         return writeable(np.asarray(ct, dtype=x.dtype))
-    if is_foreign(x):  # another library's array: its own type, x's dtype
-        return ct if ct.dtype == x.dtype else ct.astype(x.dtype)
     dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
     return dtype.type(ct)
 

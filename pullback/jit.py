@@ -115,7 +115,7 @@ def _record(box, func, args, kwargs):
 
 
 # functions whose result's shape depends on values, not only on the arguments' shapes
-_VALUE_SHAPED = frozenset(getattr(f, "_pb_original", f) for f in (
+_VALUE_SHAPED = frozenset(_original(f) for f in (
     np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract, np.compress,
     np.trim_zeros, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d))
 
@@ -124,9 +124,10 @@ def _value_shaped(func, args):
     if func is getitem:  # an index that is itself traced: a mask, or computed indices
         index = args[1] if type(args[1]) is tuple else (args[1],)
         return any(isinstance(i, Traced) for i in index)  # (a constant mask keeps its count)
-    if getattr(func, "_pb_original", func) is getattr(np.where, "_pb_original", np.where):
+    func = _original(func)
+    if func is _original(np.where):
         return len(args) == 1
-    return getattr(func, "_pb_original", func) in _VALUE_SHAPED
+    return func in _VALUE_SHAPED
 
 
 def _wrap(trace, out, node, args):
