@@ -134,12 +134,12 @@ def _row_pullback(row, node, g):
         ta = isinstance(a, Tracked) and a.level == level
         tb = isinstance(b, Tracked) and b.level == level
         vals = (a.value if ta else a, b.value if tb else b)
+        da, db = row.derivs  # add's and subtract's first: the cotangent as it is
         if ta and tb:
-            return ((a, _row_cotangent(row, 0, g, ans, vals)),
-                    (b, _row_cotangent(row, 1, g, ans, vals)))
-        if ta:
-            return ((a, _row_cotangent(row, 0, g, ans, vals)),)
-        return ((b, _row_cotangent(row, 1, g, ans, vals)),)
+            return ((a, g if da is ONE else _row_cotangent(row, 0, g, ans, vals)),
+                    (b, g if db is ONE else _row_cotangent(row, 1, g, ans, vals)))
+        p, i, d = (a, 0, da) if ta else (b, 1, db)
+        return ((p, g if d is ONE else _row_cotangent(row, i, g, ans, vals)),)
     vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
     return [(a, _row_cotangent(row, i, g, ans, vals)) for i, a in enumerate(args)
             if isinstance(a, Tracked) and a.level == level]
@@ -210,6 +210,10 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
+    if len(args) == 2 and args[0].__class__ is args[1].__class__ is Tracked and (
+            args[0].level == args[1].level == level) and NotImplementedCotangent not in (
+            cts[0].__class__, cts[1].__class__):  # x @ W: the common case first
+        return [(a, ct() if callable(ct) else ct) for a, ct in zip(args, cts) if ct is not None]
     pairs, nested = [], []  # nested: (arguments, cotangents) of lists and tuples, walked after
     for i, (a, ct) in enumerate(zip(args, cts)):
         if isinstance(a, Tracked):
@@ -258,6 +262,8 @@ def _project(ct, parent, batch_shape, rule):
     real part for a real input, and match the input's floating dtype."""
     v = parent.value
     shape, dtype = v.shape, v.dtype
+    if ct.__class__ is np.ndarray and ct.dtype == dtype:  # only the shape to fit
+        return _fit(ct, ct.shape, batch_shape + shape, len(batch_shape), rule, v)
     cv = plain(ct)
     cshape = getattr(cv, "shape", None)
     if cshape is None:  # a Python scalar
@@ -284,9 +290,10 @@ def _fit(ct, cshape, target, nb, rule, v):
         if len(_plans) > 4096:
             _plans.clear()
         plan = _plans[cshape, target, nb] = _plan(cshape, target, nb, rule)
-    axes, kept = plan
-    if axes:
-        ct = _sum_kept(ct, axes)
+    axes, keepdims, kept = plan
+    if axes:  # an array's ufunc method skips np.sum's Python layer
+        ct = (np.add.reduce if ct.__class__ is np.ndarray else np.sum)(ct, axis=axes,
+                                                                       keepdims=keepdims)
     if kept is not None:  # .reshape: the ndarray method, or ArrayMethods' for a tracked value
         ct = ct.reshape(kept)
     if ct.shape != target:
@@ -311,23 +318,19 @@ _plans: dict = {}
 
 
 def _plan(cshape, target, nb, rule):
-    """The axes to sum (keeping them) and the shape to reshape to (None: keep it)."""
+    """The axes to sum, whether to keep them, and the shape to reshape to (None: keep it)."""
     n, lead = len(target), len(cshape) - len(target)
     if nb and (lead < 0 or cshape[:nb] != target[:nb]):
         raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
+    ones = tuple(i for i in range(max(nb, -lead), n) if target[i] == 1 and cshape[i + lead] != 1)
+    if lead > 0 and not ones:  # only leading axes added (a bias): summed away
+        return tuple(range(nb, nb + lead)), False, None
+    axes = tuple(range(nb, nb + max(lead, 0))) + tuple(i + lead for i in ones)
     if lead > 0:
-        axes = tuple(range(nb, nb + lead)) + tuple(
-            i + lead for i in range(nb, n) if target[i] == 1 and cshape[i + lead] != 1)
         kept = [1 if i in axes else s for i, s in enumerate(cshape)]
-        return axes, tuple(kept[:nb] + kept[nb + lead:])
-    return tuple(i + lead for i in range(n)
-                 if i + lead >= 0 and target[i] == 1 and cshape[i + lead] != 1), None
+        return axes, True, tuple(kept[:nb] + kept[nb + lead:])
+    return axes, True, None
 
-
-def _sum_kept(ct, axes):
-    if ct.__class__ is np.ndarray:  # the ufunc method skips np.sum's Python layer
-        return np.add.reduce(ct, axis=axes, keepdims=True)
-    return np.sum(ct, axis=axes, keepdims=True)
 
 
 # ---------------------------------------------------------------------------- the vjp layer
@@ -434,6 +437,8 @@ def make_leaf(x, level, what):
 def normalize_argnums(argnums, nargs, fname):
     """``(single, nums)``: whether ``argnums`` was one int (a Python or NumPy integer), and
     the argument positions."""
+    if argnums.__class__ is int and -nargs <= argnums < nargs:  # the common case first
+        return True, (argnums % nargs,)
     single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
     if single:
         nums = (argnums,)
@@ -469,7 +474,7 @@ def scalar_seed(y, fname, losscheck):
     v = plain(y)
     if v.__class__ is np.float64:  # the common case: a real scalar already
         if not losscheck or math.isfinite(v):
-            return np.ones(())
+            return np.array(1.0)
     elif is_lazy(v):
         return _lazy_seed(v, fname)
     elif not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)

@@ -330,7 +330,8 @@ def _binary(func, a, b):
     if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
     if row.__class__ is not Elementwise:  # a pullback rule (x @ W): called here directly
-        if row.__class__ in _RECORDS or row is None or {a.__class__, b.__class__} & _LISTS:
+        if (row.__class__ in _RECORDS or row is None or a.__class__ in _LISTS
+                or b.__class__ in _LISTS):
             return apply(func, (a, b), {})
         top = la if la > lb else lb
         result = row(a.value if la == top else a, b.value if lb == top else b)
@@ -429,6 +430,10 @@ def _operators(func):
     return operator, reflected_operator
 
 
+def _unary_operator(func):  # -x, +x, abs(x): the hot path of the row
+    return lambda self: _unary(func, self)
+
+
 def _comparison(func):  # not differentiable: a plain boolean result
     return lambda self, other: func(plain(self), plain(other))
 
@@ -511,11 +516,10 @@ class Tracked(ArrayMethods):
     def __format__(self, spec):
         return format(plain(self), spec)
 
-    def __copy__(self):  # immutable: a copy is the value itself, still on the graph
-        return self
+    def __copy__(self, memo=None):  # immutable: a copy (or a deep copy) is the value itself,
+        return self                 # still on the graph
 
-    def __deepcopy__(self, memo):
-        return self
+    __deepcopy__ = __copy__
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
@@ -553,14 +557,7 @@ class Tracked(ArrayMethods):
     __pow__, __rpow__ = _operators(np.power)
     __matmul__, __rmatmul__ = _operators(np.matmul)
 
-    def __neg__(self):
-        return _unary(np.negative, self)
-
-    def __pos__(self):
-        return _unary(np.positive, self)
-
-    def __abs__(self):
-        return _unary(np.absolute, self)
+    __neg__, __pos__, __abs__ = map(_unary_operator, (np.negative, np.positive, np.absolute))
 
     # comparisons are not differentiable: plain boolean results
     __lt__, __le__, __gt__ = map(_comparison, (np.less, np.less_equal, np.greater))

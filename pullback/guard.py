@@ -65,6 +65,8 @@ class Hold:
                 if id(a) not in seen:
                     seen[id(a)] = a
                     _take(a, what, self.arrays)
+                    if a.base.__class__ is np.ndarray:  # held too: its read-only views are
+                        seen[id(a.base)] = a.base        # (hold, below)
 
     def __del__(self):
         release(self.arrays)
@@ -104,12 +106,14 @@ def hold(node, args, what):
         if c is not np.ndarray:
             if c in _NOT_BOXES:
                 continue
-            v = getattr(a, "value", None)  # a tracked input (rule None) holds its value
-            if v.__class__ is not np.ndarray or getattr(a, "rule", 0) is not None:
+            if getattr(a, "rule", 0) is not None:  # a tracked input (rule None) holds its
+                continue                             # value
+            a = getattr(a, "value", None)
+            if a.__class__ is not np.ndarray:
                 continue
-            a = v
-        if seen is not None and id(a) in seen:
-            continue
+        if seen is not None and (id(a) in seen or a.base is not None and id(a.base) in seen
+                                 and not a.flags.writeable):
+            continue  # held by the level already, or a read-only view of what it holds
         if arrays is None:
             arrays = [a]
         else:

@@ -106,6 +106,26 @@ def test_writing_through_the_base_of_a_held_view_raises():
     row[1] = 5.0
 
 
+def test_views_taken_in_a_loop_are_held_and_freed_with_their_base():
+    # each xs[t] is a new view of xs; the level holds xs once, and a view taken after that
+    # is read-only already (bench/NOTES.md: the guard's cost on the RNN)
+    xs, early = np.ones((4, 3)), None
+    def f(w):
+        nonlocal early
+        early = xs[3]  # taken before xs is held: writeable, so held itself
+        return sum(np.sum(xs[t] * w) for t in range(3)) + np.sum(early * w)
+    out, vjp_fn = pb.vjp(f, np.ones(3))
+    kept = xs[1]
+    for write in (lambda: xs.__setitem__((1, 0), 5.0), lambda: kept.__setitem__(0, 5.0),
+                  lambda: early.__setitem__(0, 5.0)):
+        with pytest.raises(ValueError, match=READ_ONLY):
+            write()
+    np.testing.assert_array_equal(vjp_fn(1.0)[0], [4.0, 4.0, 4.0])
+    del out, vjp_fn
+    xs[1, 0] = early[0] = 5.0
+    assert pb.held_by(xs) is None and pb.held_by(early) is None
+
+
 def test_an_array_read_only_before_stays_read_only():
     c = np.ones(3)
     c.flags.writeable = False
