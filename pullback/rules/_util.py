@@ -31,17 +31,35 @@ def unreduce(g, in_shape, axis, keepdims):
     batch axes; the engine broadcasts it up to the input's shape."""
     if keepdims:
         return g
+    gshape = shape_of(g)
+    key = gshape, in_shape, axis
+    try:  # planned once per shapes and axis
+        full = _unreduced[key]
+    except KeyError:
+        full = _unreduced_shape(gshape, in_shape, axis)
+        if len(_unreduced) < 4096:
+            _unreduced[key] = full
+    except TypeError:  # an axis that is no key (a list)
+        full = _unreduced_shape(gshape, in_shape, axis)
+    if full is None:
+        return g
+    return g.reshape(full) if hasattr(g, "reshape") else np.reshape(g, full)
+
+
+_unreduced: dict = {}
+
+
+def _unreduced_shape(gshape, in_shape, axis):
     ndim = len(in_shape)
     axes = normalize_axes(axis, ndim)
     if not axes:
-        return g
-    gshape = shape_of(g)
+        return None
     nb = len(gshape) - (ndim - len(axes))
     full = list(gshape[:nb])
     it = iter(gshape[nb:])
     for i in range(ndim):
         full.append(1 if i in axes else next(it))
-    return g.reshape(tuple(full)) if hasattr(g, "reshape") else np.reshape(g, tuple(full))
+    return tuple(full)
 
 
 def conj_if_complex(x):

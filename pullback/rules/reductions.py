@@ -183,23 +183,27 @@ rrule(np.nanstd)(_var_rule(np.nanstd, nan=True, root=True))
 
 # ---------------------------------------------------------------------------- max, min, ptp
 
-def _share(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
-    """Where ``a`` attains the extremum ``ans``, each of the tied elements' share of it
-    (ties share equally; a NaN extremum goes to the NaNs). Also the share of ``initial``."""
+def _ties(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
+    """Where ``a`` attains the extremum ``ans``: the tied elements (True there) and their
+    count per slice, with the reduced axes kept; ties share equally, and a NaN extremum goes
+    to the NaNs. Also whether ``initial`` ties (None without one)."""
     x = plain(a)
     best = unreduce(plain(ans), shape, axis, keepdims)
     hit = np.equal(x, best)
-    if x.__class__ is not np.ndarray or np.isnan(np.add.reduce(best, axis=None)):
+    if x.__class__ is not np.ndarray or (total := np.add.reduce(best, axis=None)) != total:
         hit = hit | (np.isnan(x) & np.isnan(best))  # a NaN extremum: the NaNs share it
     if mask is not True:
         hit = hit & mask
-    count = np.sum(hit, axis=axis, keepdims=True)
+    # (the ufunc method skips np.sum's Python layer; a bool array's sum counts)
+    count = (np.add.reduce if hit.__class__ is np.ndarray else np.sum)(hit, axis=axis,
+                                                                       keepdims=True)
     init_hit = None
     if initial is not _NoValue:
         init_hit = np.equal(plain(initial), best)
         count = count + init_hit
-    count = np.maximum(count, 1)
-    return hit / count, (None if init_hit is None else init_hit / count)
+    if mask is not True or initial is not _NoValue:  # else every slice holds its extremum
+        count = np.maximum(count, 1)
+    return hit, count, init_hit
 
 
 def _extremum_rule(func, nan):
@@ -218,10 +222,9 @@ def _extremum_rule(func, nan):
         shape = shape_of(a)
 
         def extremum_pullback(g):
-            share, init_share = _share(a, ans, shape, axis, keepdims, _mask(where), initial)
-            g = unreduce(g, shape, axis, keepdims)
-            ct_initial = None if init_share is None else g * init_share
-            return g * share, None, None, None, ct_initial, None
+            hit, count, init_hit = _ties(a, ans, shape, axis, keepdims, _mask(where), initial)
+            g = unreduce(g, shape, axis, keepdims) / count  # each tie's share, per slice
+            return g * hit, None, None, None, (None if init_hit is None else g * init_hit), None
 
         return ans, extremum_pullback
 
@@ -243,10 +246,12 @@ def ptp_rule(a, axis=None, out=None, keepdims=False):
     shape = shape_of(a)
 
     def ptp_pullback(g):
-        top, _ = _share(a, np.max(plain(a), axis=axis, keepdims=True), shape, axis, True, True)
-        bottom, _ = _share(a, np.min(plain(a), axis=axis, keepdims=True), shape, axis, True,
-                           True)
-        return unreduce(g, shape, axis, keepdims) * (top - bottom), None, None, None
+        top, n_top, _ = _ties(a, np.max(plain(a), axis=axis, keepdims=True), shape, axis,
+                              True, True)
+        bottom, n_bottom, _ = _ties(a, np.min(plain(a), axis=axis, keepdims=True), shape,
+                                    axis, True, True)
+        share = top / n_top - bottom / n_bottom
+        return unreduce(g, shape, axis, keepdims) * share, None, None, None
 
     return ans, ptp_pullback
 
