@@ -217,7 +217,8 @@ def record(out, rule, level, args, kwargs=None, func=None):
         if out.dtype.kind not in "fc":
             return out
         out = Tracked(out, level, args, rule)
-        hold(out, saved, rule)
+        if level not in level_holds or np.ndarray in map(type, saved):  # (a transform's
+            hold(out, saved, rule)  # inputs are held by its level already)
         if out.value.base is not None:  # a NumPy view
             writes.view(out)
     elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
