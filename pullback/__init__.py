@@ -6,11 +6,12 @@ from . import (  # noqa: F401  (rules: registers the derivative rules)
     rules,
 )
 from .api import grad, value_and_grad, vjp
-from .core import Tracked, no_grad
+from .core import Tracked
 from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report
 from .extend import (
     MINUS_ONE,
     ONE,
+    bilinear,
     checkpoint,
     composite,
     elementwise,
@@ -26,6 +27,7 @@ from .extend import (
 )
 from .guard import held_by
 from .jit import Jitted, jit
+from .modes import no_grad
 from .optimize import minimize
 from .registry import (
     LossError,
@@ -46,8 +48,8 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp", "jit", "Jitted",
     "checkpoint", "hook", "stop_gradient", "nobacksies",
     "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
-    "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
-    "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
+    "rrule", "elementwise", "bilinear", "linear", "composite", "nondifferentiable",
+    "primitive", "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
     "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "held_by", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",

@@ -21,6 +21,7 @@ from .lazy import is_lazy
 from .registry import (
     MINUS_ONE,
     ONE,
+    Bilinear,
     Elementwise,
     LossError,
     NoRuleError,
@@ -88,6 +89,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             _recorded_versions(node)
         if cls is Elementwise:
             pairs = _row_pullback(rule, node, g)
+        elif cls is Bilinear:
+            pairs = _product_pullback(rule, node, g)
         else:
             if type(g) is list:  # a hub: outputs nothing depended on get zeros
                 g = tuple(zeros_for(o, batch_shape) if c is None else c
@@ -143,6 +146,16 @@ def _row_pullback(row, node, g):
     vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
     return [(a, _row_cotangent(row, i, g, ans, vals)) for i, a in enumerate(args)
             if isinstance(a, Tracked) and a.level == level]
+
+
+def _product_pullback(row, node, g):
+    """Pairs (input, cotangent) of a product's row (registry.Bilinear), for its inputs
+    tracked at the node's level."""
+    (a, b), level, (vjp_a, vjp_b) = node.args, node.level, row.vjps
+    ta = isinstance(a, Tracked) and a.level == level  # (a pb.param too: a subclass)
+    tb = isinstance(b, Tracked) and b.level == level
+    av, bv = a.value if ta else a, b.value if tb else b
+    return ([(a, vjp_a(g, av, bv))] if ta else []) + ([(b, vjp_b(g, av, bv))] if tb else [])
 
 
 def _row_cotangent(row, i, g, ans, vals):
@@ -210,10 +223,6 @@ def _match(node, cts):
             f"{len(args)} positional arguments; return a tuple with (at least) one entry "
             "per argument (None for an argument with no gradient)"
         )
-    if len(args) == 2 and args[0].__class__ is args[1].__class__ is Tracked and (
-            args[0].level == args[1].level == level) and NotImplementedCotangent not in (
-            cts[0].__class__, cts[1].__class__):  # x @ W: the common case first
-        return [(a, ct() if callable(ct) else ct) for a, ct in zip(args, cts) if ct is not None]
     pairs, nested = [], []  # nested: (arguments, cotangents) of lists and tuples, walked after
     for i, (a, ct) in enumerate(zip(args, cts)):
         if isinstance(a, Tracked):
@@ -323,8 +332,8 @@ def _plan(cshape, target, nb, rule):
     if nb and (lead < 0 or cshape[:nb] != target[:nb]):
         raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
     ones = tuple(i for i in range(max(nb, -lead), n) if target[i] == 1 and cshape[i + lead] != 1)
-    if lead > 0 and not ones:  # only leading axes added (a bias): summed away
-        return tuple(range(nb, nb + lead)), False, None
+    if lead > 0 and not ones and n:  # only leading axes added (a bias): summed away; to a
+        return tuple(range(nb, nb + lead)), False, None  # 0-d target, kept (an array)
     axes = tuple(range(nb, nb + max(lead, 0))) + tuple(i + lead for i in ones)
     if lead > 0:
         kept = [1 if i in axes else s for i, s in enumerate(cshape)]

@@ -9,7 +9,6 @@ live level among them records one node (``record``); the rule runs on the values
 down, so the lower levels record the rule's own computation: that is how derivatives nest.
 """
 
-import functools
 import itertools
 import threading
 from typing import Any
@@ -20,6 +19,7 @@ from .binding import bind_positional
 from .guard import hold, level_holds
 from .methods import ArrayMethods
 from .registry import (
+    Bilinear,
     Composite,
     Elementwise,
     NoRuleError,
@@ -91,35 +91,6 @@ def tracker_level():
         frame.tracker_level = next(_level_ids)
         live_levels[frame.tracker_level] = "tracker"
     return frame.tracker_level
-
-
-class no_grad:
-    """Record nothing inside: every result is a plain value (per thread). Also a decorator.
-
-    >>> w = pb.param(np.zeros(2))
-    >>> with pb.no_grad():
-    ...     y = np.sin(w)
-    >>> type(y)
-    <class 'numpy.ndarray'>
-    """
-
-    def __enter__(self):
-        state.no_grad += 1
-        state.slow += 1
-        return self
-
-    def __exit__(self, *exc):
-        state.no_grad -= 1
-        state.slow -= 1
-        return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def no_grad_wrapper(*args, **kwargs):
-            with no_grad():
-                return fn(*args, **kwargs)
-
-        return no_grad_wrapper
 
 
 # ---------------------------------------------------------------------------- looking through boxes
@@ -295,7 +266,8 @@ def apply(func, args, kwargs):
         vals = [map_boxes(a, lambda b: b.value if b.level == top else b) for a in args]
     else:
         vals = [a.value if isinstance(a, Tracked) and a.level == top else a for a in args]
-    if cls is Elementwise:
+    if cls is Elementwise or cls is Bilinear and not kwargs and len(vals) == 2 and rule.fits(
+            *vals):  # a table row, or a product's row: the node needs no closure
         return record(func(*vals, **kwargs), rule, top, args, kwargs, func)
     if cls is Unbatched:
         result = rule.rule(*vals, **kwargs)
@@ -335,7 +307,13 @@ def _binary(func, a, b):
                 or b.__class__ in _LISTS):
             return apply(func, (a, b), {})
         top = la if la > lb else lb
-        result = row(a.value if la == top else a, b.value if lb == top else b)
+        av, bv = a.value if la == top else a, b.value if lb == top else b
+        if row.__class__ is Bilinear and row.fits(av, bv):  # real matrices: a row's node
+            node = Tracked(func(av, bv), top, (a, b), row)
+            if top not in level_holds or np.ndarray in (a.__class__, b.__class__):
+                hold(node, (a, b), row)
+            return node
+        result = row(av, bv)
         if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
             check_rule_result(func, row, result)
         return record(result[0], result[1], top, (a, b), None, func)
@@ -517,10 +495,11 @@ class Tracked(ArrayMethods):
     def __format__(self, spec):
         return format(plain(self), spec)
 
-    def __copy__(self, memo=None):  # immutable: a copy (or a deep copy) is the value itself,
-        return self                 # still on the graph
+    def __copy__(self):  # immutable: a copy is the value itself, still on the graph
+        return self
 
-    __deepcopy__ = __copy__
+    def __deepcopy__(self, memo):
+        return self
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""

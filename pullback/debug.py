@@ -22,9 +22,17 @@ from typing import Any
 import numpy as np
 
 from . import core
-from .backward import Linearized, _row_pullback, fname_of, normalize_argnums
+from .backward import Linearized, _product_pullback, _row_pullback, fname_of, normalize_argnums
 from .core import Tracked, box_at, plain, state
-from .registry import Elementwise, LossError, NotImplementedCotangent, Pick, Unbatched, name_of
+from .registry import (
+    Bilinear,
+    Elementwise,
+    LossError,
+    NotImplementedCotangent,
+    Pick,
+    Unbatched,
+    name_of,
+)
 from .tree import tree_flatten
 
 __all__ = ["detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport"]
@@ -106,7 +114,7 @@ def _op_name(rule, func=None) -> str:
     """How messages name the operation of a node."""
     if func is not None:
         return name_of(func)
-    if rule.__class__ is Elementwise:
+    if rule.__class__ is Elementwise or rule.__class__ is Bilinear:
         return name_of(rule.func)
     if rule.__class__ is Unbatched:
         rule = rule.rule
@@ -169,15 +177,16 @@ def _checked(node, op: str, site: Site | None):
     rule = node.rule
     if rule.__class__ is Unbatched:
         return Unbatched(_checked_pullback(rule.rule, op, site))
-    if rule.__class__ is Elementwise:
+    if rule.__class__ is Elementwise or rule.__class__ is Bilinear:
         row = rule
+        pairs = _row_pullback if row.__class__ is Elementwise else _product_pullback
 
         def rule(g):
             args, level = node.args, node.level
             positions = [i for i, a in enumerate(args)
                          if isinstance(a, Tracked) and a.level == level]
             cts = [None] * len(args)
-            for i, (_, ct) in zip(positions, _row_pullback(row, node, g)):
+            for i, (_, ct) in zip(positions, pairs(row, node, g)):
                 cts[i] = ct
             return tuple(cts)
 
@@ -485,7 +494,7 @@ def _saved(node) -> dict[int, np.ndarray]:
     for a in args:
         _arrays(plain(a) if isinstance(a, Tracked) else a, found, seen)
     rule = node.rule
-    if rule.__class__ not in (Elementwise, Pick):
+    if rule.__class__ not in (Elementwise, Bilinear, Pick):  # (rows read their arguments)
         _arrays(rule, found, seen)
     return found
 

@@ -2,8 +2,9 @@
 their own (checkpoint, hook, stop_gradient, nobacksies). The library's own rules import
 from here, exactly as users do.
 
-The four rule forms, in the order to choose them: a table row (``elementwise``: the local
-derivatives), ``linear`` (the function and its transpose), ``composite`` (a function of
+The five rule forms, in the order to choose them: a table row (``elementwise``: the local
+derivatives), ``bilinear`` (a product of two arguments: its two pullbacks, for the values
+it fits), ``linear`` (the function and its transpose), ``composite`` (a function of
 functions that have rules: no rule of its own), and a general ``rrule`` with a named
 pullback. ``rrule``'s docstring states what a pullback receives and returns.
 """
@@ -24,7 +25,6 @@ from .core import (
     drop_finished,
     is_complex,
     live_levels,
-    no_grad,
     plain,
     record,
     shape_of,
@@ -33,12 +33,14 @@ from .core import (
     writes,
 )
 from .guard import is_held
+from .modes import no_grad
 from .registry import (
     MINUS_ONE,
     ONE,
     NestedDifferentiationError,
     NoRuleError,
     astype,
+    bilinear,
     composite,
     elementwise,
     getitem,
@@ -56,7 +58,7 @@ Rule = Callable[..., tuple[Any, Callable[[Any], Any]]]
 
 __all__ = [
     # registration
-    "rrule", "elementwise", "linear", "composite", "nondifferentiable", "primitive",
+    "rrule", "elementwise", "bilinear", "linear", "composite", "nondifferentiable", "primitive",
     "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",
     # what rules compute with
     "Tracked", "plain", "shape_of", "is_complex", "getitem", "astype", "name_of",

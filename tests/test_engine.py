@@ -238,3 +238,44 @@ def test_a_finished_gradient_leaves_no_reference_cycles():
             assert gc.collect() == 0
         finally:
             gc.enable()
+
+
+
+def test_a_product_row_pulls_back_only_to_its_tracked_arguments_and_falls_back_elsewhere():
+    calls = []
+
+    @pb.primitive
+    def product(a, b):
+        return a @ b
+
+    def general_rule(a, b):
+        calls.append("general")
+        return product(a, b), lambda g: (g @ np.swapaxes(b, -1, -2),
+                                         np.swapaxes(a, -1, -2) @ g)
+
+    def vjp_a(g, a, b):
+        calls.append("a")
+        return g @ b.T
+
+    def vjp_b(g, a, b):
+        calls.append("b")
+        return a.T @ g
+
+    matrices = lambda a, b: a.__class__ is b.__class__ is np.ndarray and a.ndim == b.ndim == 2
+    pb.bilinear(product, general_rule, matrices, vjp_a, vjp_b)
+    x, W = np.arange(6.0).reshape(2, 3) / 6, np.ones((3, 2))
+
+    def loss(W):
+        return np.sum(np.tanh(product(x, W)))
+
+    g = pb.grad(loss)(W)
+    assert calls == ["b"]  # a row's node: x is a constant, so its cotangent is not computed
+    numeric = np.zeros_like(W)
+    for i in np.ndindex(W.shape):
+        e = np.zeros_like(W)
+        e[i] = 1e-6
+        numeric[i] = (loss(W + e) - loss(W - e)) / 2e-6
+    np.testing.assert_allclose(g, numeric, rtol=1e-7)
+    calls.clear()
+    pb.grad(lambda W: np.sum(product(x[None], W[None])))(W)  # stacks: the general rule
+    assert calls == ["general"]

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..extend import nondifferentiable, plain, rrule, shape_of
+from ..extend import bilinear, nondifferentiable, plain, rrule, shape_of
 from ._linalg import (
     H,
     columns,
@@ -23,7 +23,7 @@ from ._linalg import (
     svdvals_vjp,
     uncolumns,
 )
-from ._util import batch_shape, conj_if_complex, rrule_if_present
+from ._util import batch_shape, conj_if_complex
 
 nondifferentiable(np.linalg.matrix_rank)
 
@@ -59,14 +59,7 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
     return matmul_a, matmul_b
 
 
-@rrule(np.matmul)
 def matmul_rule(a, b):
-    if (a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == b.ndim == 2
-            and a.dtype.kind != "c" and b.dtype.kind != "c"):  # real matrices: the common case
-        def real_matmul_pullback(g):
-            return (lambda: np.matmul(g, b.T)), (lambda: np.matmul(a.T, g))
-
-        return np.matmul(a, b), real_matmul_pullback
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
 
     def matmul_pullback(g):
@@ -75,10 +68,11 @@ def matmul_rule(a, b):
     return np.matmul(a, b), matmul_pullback
 
 
-rrule_if_present(np.linalg, "matmul")(matmul_rule)  # NumPy 2's array-API spelling
+def _real_matrices(a, b):  # the common case: g @ b.T and a.T @ g, recorded as a row
+    return (a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == b.ndim == 2
+            and a.dtype.kind != "c" and b.dtype.kind != "c")
 
 
-@rrule(np.dot)
 def dot_rule(a, b):
     a_shape, b_shape = shape_of(a), shape_of(b)
     a_nd, b_nd = len(a_shape), len(b_shape)
@@ -100,6 +94,14 @@ def dot_rule(a, b):
         return ga, np.moveaxis(gb, -b_nd, -2)
 
     return np.dot(a, b), dot_pullback
+
+
+# np.dot of matrices is their product too; NumPy 2 spells matmul np.linalg.matmul as well
+for _product, _rule in ((np.matmul, matmul_rule), (np.dot, dot_rule),
+                        (getattr(np.linalg, "matmul", None), matmul_rule)):
+    if _product is not None:
+        bilinear(_product, _rule, _real_matrices, lambda g, a, b: np.matmul(g, b.T),
+                 lambda g, a, b: np.matmul(a.T, g))
 
 
 @rrule(np.linalg.multi_dot)

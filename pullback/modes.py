@@ -1,0 +1,35 @@
+"""What a user switches on and off around ordinary code: ``no_grad``. It sets the recording
+state of ``core.py`` for the thread that enters it."""
+
+import functools
+
+from .core import state
+
+
+class no_grad:
+    """Record nothing inside: every result is a plain value (per thread). Also a decorator.
+
+    >>> w = pb.param(np.zeros(2))
+    >>> with pb.no_grad():
+    ...     y = np.sin(w)
+    >>> type(y)
+    <class 'numpy.ndarray'>
+    """
+
+    def __enter__(self):
+        state.no_grad += 1
+        state.slow += 1
+        return self
+
+    def __exit__(self, *exc):
+        state.no_grad -= 1
+        state.slow -= 1
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def no_grad_wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return no_grad_wrapper
