@@ -70,7 +70,7 @@ def matmul_rule(a, b):
 
 def _real_matrices(a, b):  # the common case: g @ b.T and a.T @ g, recorded as a row
     return (a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.ndim == b.ndim == 2
-            and a.dtype.kind != "c" and b.dtype.kind != "c")
+            and a.dtype.kind in "fiub" and b.dtype.kind in "fiub")
 
 
 def dot_rule(a, b):
