@@ -137,7 +137,7 @@ def _row_pullback(row, node, g):
         ta = isinstance(a, Tracked) and a.level == level
         tb = isinstance(b, Tracked) and b.level == level
         vals = (a.value if ta else a, b.value if tb else b)
-        da, db = row.derivs  # add's and subtract's first: the cotangent as it is
+        da, db = row.derivs  # ONE (add's, subtract's first): the cotangent as it is
         if ta and tb:
             return ((a, g if da is ONE else _row_cotangent(row, 0, g, ans, vals)),
                     (b, g if db is ONE else _row_cotangent(row, 1, g, ans, vals)))
@@ -339,7 +339,6 @@ def _plan(cshape, target, nb, rule):
         kept = [1 if i in axes else s for i, s in enumerate(cshape)]
         return axes, True, tuple(kept[:nb] + kept[nb + lead:])
     return axes, True, None
-
 
 
 # ---------------------------------------------------------------------------- the vjp layer
