@@ -141,8 +141,9 @@ def _row_pullback(row, node, g):
         if ta and tb:
             return ((a, g if da is ONE else _row_cotangent(row, 0, g, ans, vals)),
                     (b, g if db is ONE else _row_cotangent(row, 1, g, ans, vals)))
-        p, i, d = (a, 0, da) if ta else (b, 1, db)
-        return ((p, g if d is ONE else _row_cotangent(row, i, g, ans, vals)),)
+        if ta:
+            return ((a, g if da is ONE else _row_cotangent(row, 0, g, ans, vals)),)
+        return ((b, g if db is ONE else _row_cotangent(row, 1, g, ans, vals)),)
     vals = [a.value if isinstance(a, Tracked) and a.level == level else a for a in args]
     return [(a, _row_cotangent(row, i, g, ans, vals)) for i, a in enumerate(args)
             if isinstance(a, Tracked) and a.level == level]
