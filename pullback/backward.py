@@ -156,6 +156,10 @@ def _product_pullback(row, node, g):
     ta = isinstance(a, Tracked) and a.level == level  # (a pb.param too: a subclass)
     tb = isinstance(b, Tracked) and b.level == level
     av, bv = a.value if ta else a, b.value if tb else b
+    if not row.batched:  # a user's row takes a batched cotangent one slice at a time
+        cts = _per_slice(lambda g: (vjp_a(g, av, bv) if ta else None,
+                                    vjp_b(g, av, bv) if tb else None), g, node.value)
+        return [(p, ct) for p, ct, t in zip((a, b), cts, (ta, tb)) if t]
     return ([(a, vjp_a(g, av, bv))] if ta else []) + ([(b, vjp_b(g, av, bv))] if tb else [])
 
 

@@ -269,6 +269,9 @@ def apply(func, args, kwargs):
     if cls is Elementwise or cls is Bilinear and not kwargs and len(vals) == 2 and rule.fits(
             *vals):  # a table row, or a product's row: the node needs no closure
         return record(func(*vals, **kwargs), rule, top, args, kwargs, func)
+    if cls is Bilinear:  # values the row does not fit: its general rule
+        rule = rule.rule
+        cls = rule.__class__
     if cls is Unbatched:
         result = rule.rule(*vals, **kwargs)
         if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
@@ -308,11 +311,16 @@ def _binary(func, a, b):
             return apply(func, (a, b), {})
         top = la if la > lb else lb
         av, bv = a.value if la == top else a, b.value if lb == top else b
-        if row.__class__ is Bilinear and row.fits(av, bv):  # real matrices: a row's node
-            node = Tracked(func(av, bv), top, (a, b), row)
-            if top not in level_holds or np.ndarray in (a.__class__, b.__class__):
-                hold(node, (a, b), row)
-            return node
+        if row.__class__ is Bilinear:
+            if not row.fits(av, bv):  # its general rule (per slice for a user's: apply)
+                if not row.batched:
+                    return apply(func, (a, b), {})
+                row = row.rule
+            else:  # real matrices: a row's node
+                node = Tracked(func(av, bv), top, (a, b), row)
+                if top not in level_holds or np.ndarray in (a.__class__, b.__class__):
+                    hold(node, (a, b), row)
+                return node
         result = row(av, bv)
         if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
             check_rule_result(func, row, result)

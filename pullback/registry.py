@@ -106,16 +106,15 @@ class Elementwise:
 class Bilinear:
     """A table row of a product of two arguments (``a @ b``): when ``fits(a, b)`` holds for
     the values (real matrices), the engine records the call itself, and the cotangent of
-    argument ``i`` is ``vjps[i](g, a, b)``; other values take ``rule``, the general rule,
-    which is also what calling the row does."""
+    argument ``i`` is ``vjps[i](g, a, b)``; other values take ``rule``, the general rule
+    (``Unbatched`` for a user's row that is not ``batched``: its pullbacks then get one
+    slice of a batched cotangent at a time)."""
 
-    __slots__ = ("func", "fits", "vjps", "rule")
+    __slots__ = ("func", "fits", "vjps", "rule", "batched")
 
-    def __init__(self, func, fits, vjps, rule):
-        self.func, self.fits, self.vjps, self.rule = func, fits, vjps, rule
-
-    def __call__(self, *args, **kwargs):
-        return self.rule(*args, **kwargs)
+    def __init__(self, func, fits, vjps, rule, batched):
+        self.func, self.fits, self.vjps, self.batched = func, fits, vjps, batched
+        self.rule = rule if batched else Unbatched(rule)
 
     def __repr__(self):
         return f"Bilinear({name_of(self.func)})"
@@ -297,12 +296,15 @@ def elementwise(func: Callable[..., Any], *derivs: Any, singular: bool = False) 
 
 
 def bilinear(func: Callable[..., Any], rule: Callable[..., Any], fits: Callable[..., bool],
-             vjp_a: Callable[..., Any], vjp_b: Callable[..., Any]) -> None:
+             vjp_a: Callable[..., Any], vjp_b: Callable[..., Any],
+             batched: bool | None = None) -> None:
     """Declare a product of two arguments by its two pullbacks, for the values where
-    ``fits(a, b)`` holds; ``rule`` (a general rule, batch-aware) covers every other call.
-    ``vjp_a(g, a, b)`` and ``vjp_b(g, a, b)`` map the output's cotangent ``g`` (which may
-    carry leading batch axes) to each argument's; only a tracked argument's is computed.
-    The engine records such a call with no closure: the cheapest node after a table row.
+    ``fits(a, b)`` holds; ``rule`` (a general rule) covers every other call. ``vjp_a(g, a,
+    b)`` and ``vjp_b(g, a, b)`` map the output's cotangent ``g`` to each argument's; only
+    a tracked argument's is computed. The engine records such a call with no closure: the
+    cheapest node after a table row. ``batched`` is ``rrule``'s contract: unless it is
+    True, a row registered from outside pullback gets batched cotangents one slice at a
+    time, in its pullbacks and its rule alike.
 
     >>> def outer_rule(a, b):
     ...     return np.outer(a, b), lambda g: (g @ b, a @ g)
@@ -312,7 +314,9 @@ def bilinear(func: Callable[..., Any], rule: Callable[..., Any], fits: Callable[
     >>> pb.grad(lambda a: np.sum(np.outer(a, np.arange(3.0))))(np.ones(2))
     array([3., 3.])
     """
-    _register(func, Bilinear(func, fits, (vjp_a, vjp_b), rule))
+    mine = batched if batched is not None else sys._getframe(1).f_globals.get(
+        "__name__", "").startswith("pullback.")
+    _register(func, Bilinear(func, fits, (vjp_a, vjp_b), rule, mine))
 
 
 def linear(func: Callable[..., Any], transpose: Callable[..., Any]) -> None:

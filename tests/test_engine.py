@@ -255,10 +255,12 @@ def test_a_product_row_pulls_back_only_to_its_tracked_arguments_and_falls_back_e
 
     def vjp_a(g, a, b):
         calls.append("a")
+        assert g.ndim == 2  # a user's row, not declared batched: one slice at a time
         return g @ b.T
 
     def vjp_b(g, a, b):
         calls.append("b")
+        assert g.ndim == 2
         return a.T @ g
 
     matrices = lambda a, b: a.__class__ is b.__class__ is np.ndarray and a.ndim == b.ndim == 2
@@ -279,3 +281,11 @@ def test_a_product_row_pulls_back_only_to_its_tracked_arguments_and_falls_back_e
     calls.clear()
     pb.grad(lambda W: np.sum(product(x[None], W[None])))(W)  # stacks: the general rule
     assert calls == ["general"]
+    calls.clear()
+    jac = pb.jacobian(lambda W: np.tanh(product(x, W)))(W)  # 4 cotangents in one pass
+    assert calls == ["b"] * 4
+    for i in np.ndindex(W.shape):
+        e = np.zeros_like(W)
+        e[i] = 1e-6
+        column = (np.tanh(x @ (W + e)) - np.tanh(x @ (W - e))) / 2e-6
+        np.testing.assert_allclose(jac[(...,) + i], column, rtol=1e-7, atol=1e-10)
