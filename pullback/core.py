@@ -312,15 +312,14 @@ def _binary(func, a, b):
         top = la if la > lb else lb
         av, bv = a.value if la == top else a, b.value if lb == top else b
         if row.__class__ is Bilinear:
-            if not row.fits(av, bv):  # its general rule (per slice for a user's: apply)
-                if not row.batched:
-                    return apply(func, (a, b), {})
-                row = row.rule
-            else:  # real matrices: a row's node
+            if row.fits(av, bv):  # real matrices: a product's row, with no closure
                 node = Tracked(func(av, bv), top, (a, b), row)
                 if top not in level_holds or np.ndarray in (a.__class__, b.__class__):
                     hold(node, (a, b), row)
                 return node
+            if not row.batched:  # a user's general rule, applied per slice: apply's path
+                return apply(func, (a, b), {})
+            row = row.rule
         result = row(av, bv)
         if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
             check_rule_result(func, row, result)
