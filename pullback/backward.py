@@ -27,6 +27,7 @@ from .registry import (
     NoRuleError,
     NotImplementedCotangent,
     Pick,
+    Reduction,
     Unbatched,
     dropped_batch_axes,
     name_of,
@@ -47,8 +48,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
     after every node that uses it. ``batch_shape`` is the shape of the leading axes every
     cotangent carries. Unless ``retain_graph``, the nodes visited are released.
     """
-    cts = {}
-    heap = []
+    cts, heap = {}, []
     for root, seed in zip(roots, seeds):
         if root in cts:
             cts[root] = cts[root] + seed
@@ -56,8 +56,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             cts[root] = seed
             heap.append((-root.seq, root))
     heapq.heapify(heap)
-    leaves = {}
-    visited = None if retain_graph else []
+    leaves, visited = {}, (None if retain_graph else [])  # visited: the nodes to release
     pop, push = heapq.heappop, heapq.heappush
     written = writes.seen
     while heap:
@@ -91,6 +90,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             pairs = _row_pullback(rule, node, g)
         elif cls is Bilinear:
             pairs = _product_pullback(rule, node, g)
+        elif cls is Reduction:
+            pairs = rule.pull(node, g)
         else:
             if type(g) is list:  # a hub: outputs nothing depended on get zeros
                 g = tuple(zeros_for(o, batch_shape) if c is None else c

@@ -24,6 +24,7 @@ from .registry import (
     Elementwise,
     NoRuleError,
     Pick,
+    Reduction,
     Unbatched,
     astype,
     check_rule_result,
@@ -269,18 +270,17 @@ def apply(func, args, kwargs):
     if cls is Elementwise or cls is Bilinear and not kwargs and len(vals) == 2 and rule.fits(
             *vals):  # a table row, or a product's row: the node needs no closure
         return record(func(*vals, **kwargs), rule, top, args, kwargs, func)
-    if cls is Bilinear:  # values the row does not fit: its general rule
-        rule = rule.rule
-        cls = rule.__class__
-    if cls is Unbatched:
-        result = rule.rule(*vals, **kwargs)
-        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
-            check_rule_result(func, rule.rule, result)
-        return record(result[0], Unbatched(result[1]), top, args, kwargs, func)
-    result = rule(*vals, **kwargs)
+    if cls is Reduction and (got := rule.reduce(vals, kwargs)) is not None:
+        # np.sum(x, axis=1) of a real array: a reduction's row, recorded with no closure
+        return record(got[0], rule, top, (args[0], *got[1:]), None, func)
+    if cls is Bilinear or cls is Reduction:  # values the row does not fit: its general rule
+        rule, cls = rule.rule, rule.rule.__class__
+    general = rule.rule if cls is Unbatched else rule
+    result = general(*vals, **kwargs)
     if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
-        check_rule_result(func, rule, result)
-    return record(result[0], result[1], top, args, kwargs, func)
+        check_rule_result(func, general, result)
+    pullback = Unbatched(result[1]) if cls is Unbatched else result[1]
+    return record(result[0], pullback, top, args, kwargs, func)
 
 
 def _unary(func, a):

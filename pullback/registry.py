@@ -120,6 +120,28 @@ class Bilinear:
         return f"Bilinear({name_of(self.func)})"
 
 
+class Reduction:
+    """A table row of a reduction along axes (np.sum, np.mean, np.max, np.min): for the
+    calls ``reduce(values, kwargs)`` takes (a real ndarray, ``axis`` and ``keepdims``, and
+    nothing else), it returns ``(value, axis, keepdims)`` and the engine records the node
+    with those as its arguments, with no closure; the array's cotangent is then
+    ``vjp(g, value, array, axis, keepdims)``. For any other call it returns None, and
+    ``rule``, the general rule, takes the call."""
+
+    __slots__ = ("func", "reduce", "vjp", "rule")
+
+    def __init__(self, func, reduce, vjp, rule):
+        self.func, self.reduce, self.vjp, self.rule = func, reduce, vjp, rule
+
+    def pull(self, node, g):
+        """The pair (array, cotangent) of ``node``, recorded by this row."""
+        a, axis, keepdims = node.args
+        return ((a, self.vjp(g, node.value, a.value, axis, keepdims)),)
+
+    def __repr__(self):
+        return f"Reduction({name_of(self.func)})"
+
+
 class Unbatched:
     """A general rule whose pullback takes no leading batch axes: the backward pass applies
     its pullback once per slice of a batched cotangent."""
@@ -317,6 +339,15 @@ def bilinear(func: Callable[..., Any], rule: Callable[..., Any], fits: Callable[
     mine = batched if batched is not None else sys._getframe(1).f_globals.get(
         "__name__", "").startswith("pullback.")
     _register(func, Bilinear(func, fits, (vjp_a, vjp_b), rule, mine))
+
+
+def reduction(func: Callable[..., Any], reduce: Callable[..., Any],
+              vjp: Callable[..., Any]) -> None:
+    """Put a reduction's row (``Reduction``) in front of ``func``'s registered general rule:
+    pullback's own reductions, for the calls the engine records with no closure."""
+    rule = rules[_original(func)]
+    rule = rule.rule if rule.__class__ is Reduction else rule  # (np.amax is np.max in 1.x)
+    _register(func, Reduction(func, reduce, vjp, rule))
 
 
 def linear(func: Callable[..., Any], transpose: Callable[..., Any]) -> None:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..extend import is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
+from ..registry import reduction  # the library's own form (registry.Reduction)
 from ._util import conj_if_complex, normalize_axes, unreduce
 from .scans import _cumprod_vjp, _no_out
 
@@ -237,6 +238,68 @@ for _f in (np.max, np.amax, np.min, np.amin):
     rrule(_f)(_extremum_rule(_f, nan=False))
 for _f in (np.nanmax, np.nanmin):
     rrule(_f)(_extremum_rule(_f, nan=True))
+
+
+# ---------------------------------------------------------------------------- the rows
+
+# np.sum, np.mean, np.max and np.min of a float array along axes, with keepdims and no other
+# argument, are recorded as a reduction's row (registry.Reduction): no closure, and a
+# cotangent written out at the array's shape, which needs no fitting (bench/NOTES.md)
+
+_AXIS_KEYWORDS = frozenset({"axis", "keepdims", "dtype"})  # (dtype None: x.sum(0) gives it)
+
+
+def _row_reduce(reduce, dtypes, mean=False):
+    """The forward of a reduction's row: ``reduce`` (a ufunc's) of a nonempty ndarray whose
+    dtype character is in ``dtypes``, given ``axis`` (None, an int or a tuple) and
+    ``keepdims`` alone (and ``dtype=None``); None for any other call."""
+    def row_reduce(vals, kwargs):
+        a, n = vals[0], len(vals)
+        if (a.__class__ is not np.ndarray or a.dtype.char not in dtypes or not a.size
+                or n > 2 or kwargs and (not kwargs.keys() <= _AXIS_KEYWORDS
+                                        or kwargs.get("dtype") is not None)):
+            return None
+        axis = vals[1] if n == 2 else kwargs.get("axis")
+        keepdims = kwargs.get("keepdims", False)
+        if (axis is not None and axis.__class__ is not int and axis.__class__ is not tuple
+                or keepdims.__class__ is not bool or n == 2 and "axis" in kwargs):
+            return None
+        ans = reduce(a, axis, None, None, keepdims)
+        return (ans / (a.size // ans.size) if mean else ans), axis, keepdims
+
+    return row_reduce
+
+
+def _spread(g, shape, axis, keepdims, count=1):
+    """The cotangent of a sum (``count`` 1) or of a mean of ``count`` elements per slice:
+    ``g / count`` at every element of its slice, as a new array of ``shape`` after ``g``'s
+    batch axes. A tracked ``g`` (a nested derivative's) is left for the engine to
+    broadcast."""
+    g = unreduce(g, shape, axis, keepdims)
+    if g.__class__ is not np.ndarray:
+        return g if count == 1 else g / count
+    ct = np.empty(g.shape[:g.ndim - len(shape)] + shape, g.dtype)
+    if count == 1:
+        ct[...] = g
+    else:
+        np.divide(g, count, out=ct)
+    return ct
+
+
+def _extremum_vjp(g, ans, x, axis, keepdims):
+    hit, count, _ = _ties(x, ans, x.shape, axis, keepdims, True)
+    return (unreduce(g, x.shape, axis, keepdims) / count) * hit
+
+
+reduction(np.sum, _row_reduce(np.add.reduce, "efdg"),
+          lambda g, ans, x, axis, keepdims: _spread(g, x.shape, axis, keepdims))
+reduction(np.mean, _row_reduce(np.add.reduce, "d", mean=True),
+          lambda g, ans, x, axis, keepdims: _spread(g, x.shape, axis, keepdims,
+                                                    x.size // ans.size))
+for _f in (np.max, np.amax):
+    reduction(_f, _row_reduce(np.maximum.reduce, "efdg"), _extremum_vjp)
+for _f in (np.min, np.amin):
+    reduction(_f, _row_reduce(np.minimum.reduce, "efdg"), _extremum_vjp)
 
 
 @rrule(np.ptp)
