@@ -116,7 +116,7 @@ def _op_name(rule, func=None) -> str:
     """How messages name the operation of a node."""
     if func is not None:
         return name_of(func)
-    if rule.__class__ in _ROWS:
+    if isinstance(rule, (Elementwise, Bilinear, Reduction)):  # the table rows
         return name_of(rule.func)
     if rule.__class__ is Unbatched:
         rule = rule.rule

@@ -291,51 +291,51 @@ def test_a_product_row_pulls_back_only_to_its_tracked_arguments_and_falls_back_e
         np.testing.assert_allclose(jac[(...,) + i], column, rtol=1e-7, atol=1e-10)
 
 
-def test_a_reduction_row_takes_the_calls_it_fits_and_the_general_rule_the_rest():
+def _numeric(f, x, eps=1e-6):
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("reduction, row", [
+    (lambda x: np.sum(x, axis=1), True),
+    (lambda x: np.mean(x), True),
+    (lambda x: np.max(x, axis=1, keepdims=True), True),
+    (lambda x: np.min(x, (0, 1)), True),
+    (lambda x: x.sum(0), True),
+    (lambda x: np.mean(x, 0, keepdims=True), True),
+    (lambda x: np.sum(x, axis=1, where=x > 0), False),
+    (lambda x: np.max(x, axis=0, initial=0.5), False),
+    (lambda x: np.mean(x, axis=np.int64(0)), False),
+    (lambda x: np.sum(x, axis=1, dtype=np.float64), False),
+])
+def test_a_reduction_row_takes_the_calls_it_fits_and_the_general_rule_the_rest(reduction, row):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 4))
     x[1, 3] = x[1].max()  # a tie: the slice's cotangent is shared
     w = rng.standard_normal(12)
-    cases = [  # (reduction, whether a reduction's row records it)
-        (lambda x: np.sum(x, axis=1), True),
-        (lambda x: np.mean(x), True),
-        (lambda x: np.max(x, axis=1, keepdims=True), True),
-        (lambda x: np.min(x, (0, 1)), True),
-        (lambda x: x.sum(0), True),
-        (lambda x: np.mean(x, 0, keepdims=True), True),
-        (lambda x: np.sum(x, axis=1, where=x > 0), False),
-        (lambda x: np.max(x, axis=0, initial=0.5), False),
-        (lambda x: np.mean(x, axis=np.int64(0)), False),
-        (lambda x: np.sum(x, axis=1, dtype=np.float64), False),
-    ]
-    for reduction, row in cases:
-        kinds = []
+    kinds = []
 
-        def f(x):
-            y = reduction(x)
-            if isinstance(y, pb.Tracked):
-                kinds.append(type(y.rule).__name__)
-            return np.sum(np.sin(3 * y) * w[:np.size(y)].reshape(np.shape(y)))
+    def f(x):
+        y = reduction(x)
+        if isinstance(y, pb.Tracked):
+            kinds.append(type(y.rule).__name__)
+        return np.sum(np.sin(3 * y) * w[:np.size(y)].reshape(np.shape(y)))
 
-        def numeric(f, x, eps=1e-6):
-            out = np.zeros_like(x)
-            for i in np.ndindex(x.shape):
-                e = np.zeros_like(x)
-                e[i] = eps
-                out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-            return out
-
-        g = pb.grad(f)(x)
-        assert (kinds == ["Reduction"]) is row, (kinds, row)
-        tol = 1e-5  # at the tie a central difference is one-sided: accurate to O(eps)
-        np.testing.assert_allclose(g, numeric(f, x), rtol=tol, atol=tol)
-        # batched cotangents (a Jacobian's rows in one pass) and a nested derivative
-        jac = pb.jacobian(lambda x: np.sin(3 * reduction(x)))(x)
-        for i in np.ndindex(np.shape(jac)[:-2]):
-            np.testing.assert_allclose(
-                jac[i], numeric(lambda x: np.sin(3 * reduction(x))[i], x), rtol=tol, atol=tol)
-        smooth = x + np.arange(12.0).reshape(3, 4) / 100  # no tie: a kink has no Hessian
-        hess = pb.hessian(f)(smooth)
-        for i in np.ndindex(x.shape):
-            np.testing.assert_allclose(hess[i], numeric(lambda x: pb.grad(f)(x)[i], smooth, 1e-5),
-                                       rtol=1e-4, atol=1e-4)
+    g = pb.grad(f)(x)
+    assert (kinds == ["Reduction"]) is row, kinds
+    # at the tie a central difference is one-sided: accurate to O(eps)
+    np.testing.assert_allclose(g, _numeric(f, x), rtol=1e-5, atol=1e-5)
+    # batched cotangents (a Jacobian's rows in one pass) and a nested derivative
+    jac = pb.jacobian(lambda x: np.sin(3 * reduction(x)))(x)
+    for i in np.ndindex(np.shape(jac)[:-2]):
+        column = _numeric(lambda x, i=i: np.sin(3 * reduction(x))[i], x)
+        np.testing.assert_allclose(jac[i], column, rtol=1e-5, atol=1e-5)
+    smooth = x + np.arange(12.0).reshape(3, 4) / 100  # no tie: a kink has no Hessian
+    hess = pb.hessian(f)(smooth)
+    for i in np.ndindex(x.shape):
+        column = _numeric(lambda x, i=i: pb.grad(f)(x)[i], smooth, 1e-5)
+        np.testing.assert_allclose(hess[i], column, rtol=1e-4, atol=1e-4)
