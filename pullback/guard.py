@@ -59,14 +59,22 @@ class Hold:
                 _take(a, what, self.arrays)
 
     def add(self, arrays, what):
-        seen = self.seen
+        seen, mine = self.seen, self.arrays
         with _lock:
             for a in arrays:
-                if id(a) not in seen:
-                    seen[id(a)] = a
-                    _take(a, what, self.arrays)
-                    if a.base.__class__ is np.ndarray:  # held too: its read-only views are
-                        seen[id(a.base)] = a.base        # (hold, below)
+                key = id(a)
+                if key in seen:
+                    continue
+                seen[key] = a
+                base = a.base
+                if base is None and key not in _held and a.flags.writeable:  # (_take's
+                    _held[key] = [a, 1, what]  # common case: an array of its own, held now)
+                    a.setflags(write=False)
+                    mine.append(a)
+                    continue
+                _take(a, what, mine)
+                if base.__class__ is np.ndarray:  # held too: its read-only views are
+                    seen[id(base)] = base          # (hold, below)
 
     def __del__(self):
         release(self.arrays)
