@@ -205,6 +205,16 @@ def test_zero_cotangent_gives_zero_through_a_singular_derivative():
     assert np.all(np.isfinite(h))
 
 
+@pytest.mark.parametrize("zero", [0, 0.0, np.float64(0.0)])
+def test_dividing_by_a_constant_zero_has_numpys_derivative(zero):
+    # x / 0 is inf in NumPy, whatever the zero's type: so is its derivative, and a zero
+    # cotangent still gives zero
+    with np.errstate(divide="ignore"):
+        out, vjp_fn = pb.vjp(lambda x: x / zero, np.array([1.0, 2.0]))
+        (g,) = vjp_fn(np.array([1.0, 0.0]))
+    np.testing.assert_array_equal(g, [np.inf, 0.0])
+
+
 def test_accumulated_cotangents_shared_by_a_pullback_stay_separate():
     # c = a + b hands one cotangent object to both a and b; the contributions that reach a
     # and b afterwards (from e, made before c) must not be added into each other's
