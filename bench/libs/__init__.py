@@ -12,6 +12,7 @@ MODULES = {
     "pullback_jit": "pullback_jit_lib",
     "autograd": "autograd_lib", "mygrad": "mygrad_lib", "torch": "torch_lib",
     "jax": "jax_lib", "jax_jit": "jax_lib",
+    "tape": "tape_lib",  # the floor of a Python tape, for bench.floor (not in the table)
 }
 
 # Pairs that cannot be run, with the reason shown in the table.
