@@ -439,8 +439,12 @@ def name_of(func: Any) -> str:
     >>> pb.name_of(np.linalg.solve), pb.name_of(np.sin)
     ('np.linalg.solve', 'np.sin')
     """
-    if isinstance(func, np.ufunc):
-        return f"np.{func.__name__}"
+    if isinstance(func, np.ufunc):  # NumPy's, or scipy.special's (gamma, jv, ...)
+        short = func.__name__
+        if getattr(np, short, None) is func:
+            return f"np.{short}"
+        special = sys.modules.get("scipy.special")
+        return f"scipy.special.{short}" if getattr(special, short, None) is func else short
     if func is getitem:
         return "indexing (x[...])"
     mod: str = getattr(func, "__module__", "") or ""

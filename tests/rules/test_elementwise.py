@@ -285,3 +285,35 @@ def test_complex_python_scalars_of_real_input(f, x):
 ], ids=["angle", "real", "imag", "conj", "abs", "attributes"])
 def test_python_complex_input(f):
     pb.check_grads(f, 0.5 + 1j, order=3)
+
+
+_TWO_ARGUMENT_ROWS = sorted(
+    (f for f, row in pb.registry.rules.items()
+     if isinstance(f, np.ufunc) and f.nin == 2 and type(row).__name__ == "Elementwise"),
+    key=lambda f: f.__name__)
+
+
+@pytest.mark.parametrize("func", _TWO_ARGUMENT_ROWS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("const", [0, 0.0, 2, -1.5])
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_python_constant_on_either_side_of_a_row(func, const, side):
+    # a derivative computed with a Python scalar must have NumPy's semantics (1 / 0 is
+    # inf, not ZeroDivisionError); away from singular points it matches finite differences
+    def f(x):
+        return func(x, const) if side == 0 else func(const, x)
+
+    if pb.registry.rules[func].derivs[side] is None:  # (a Bessel function's order)
+        with pytest.raises(pb.NoRuleError, match=f"argument {side}"):
+            pb.grad(lambda x: np.sum(f(x)), losscheck=False)(np.array([0.7, 1.3]))
+        return
+    with np.errstate(all="ignore"):
+        for x in (np.array([0.0, 1.0]), 0.0):  # singular points: no exception
+            out, vjp_fn = pb.vjp(f, x)
+            vjp_fn(np.ones(np.shape(out)))
+        x = np.array([0.7, 1.3])
+        value = f(x)
+        if value.dtype.kind != "f" or not np.all(np.isfinite(value)):
+            return  # outside the function's real domain there (np.power(-1.5, x))
+        numeric = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
+        (g,) = pb.vjp(f, x)[1](np.ones(2))
+    np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-8)

@@ -119,7 +119,8 @@ SPECS = [
 
 @pytest.mark.parametrize("f", [special.iv, special.ive, special.jv, special.yv, special.kv])
 def test_bessel_order_has_no_derivative(f):
-    with pytest.raises(pb.NoRuleError, match="argument 0"):
+    # the message names the function where it lives (scipy.special's ufuncs are no np.*)
+    with pytest.raises(pb.NoRuleError, match=f"scipy.special.{f.__name__} .*argument 0"):
         pb.grad(f)(0.5, 1.5)
 
 
