@@ -12,54 +12,7 @@ import numpy as np
 
 from .. import workloads as W
 
-
-class Box:
-    """A value on the tape, with its parents and its pullback."""
-
-    __slots__ = ("v", "parents", "back")
-    __array_ufunc__ = None  # an ndarray operand hands the operator to this class
-
-    def __init__(self, v, parents=(), back=None):
-        self.v, self.parents, self.back = v, parents, back
-        if back is not None:
-            TAPE.append(self)
-
-    def __matmul__(self, o):
-        return _matmul(self, o)
-
-    def __rmatmul__(self, o):
-        return _matmul(o, self)
-
-    def __add__(self, o):
-        return _add(self, o)
-
-    def __radd__(self, o):
-        return _add(o, self)
-
-    def __sub__(self, o):
-        return _sub(self, o)
-
-    def __rsub__(self, o):
-        return _sub(o, self)
-
-    def __mul__(self, o):
-        return _mul(self, o)
-
-    def __rmul__(self, o):
-        return _mul(o, self)
-
-    def __truediv__(self, o):  # by a constant
-        return _mul(self, 1.0 / o)
-
-    def __neg__(self):
-        return _neg(self)
-
-    @property
-    def shape(self):
-        return np.shape(self.v)
-
-
-TAPE: list = []
+TAPE: list = []  # the nodes of the running gradient, in the order they were made
 
 
 def _v(a):
@@ -100,6 +53,45 @@ def _mul(a, b):
 
 def _neg(a):
     return Box(-a.v, (a,), lambda g: (-g,))
+
+
+def _operators(func):
+    """The operator ``func(self, other)`` and its reflected form ``func(other, self)``."""
+    def operator(self, other):
+        return func(self, other)
+
+    def reflected(self, other):
+        return func(other, self)
+
+    return operator, reflected
+
+
+class Box:
+    """A value on the tape, with its parents and its pullback."""
+
+    __slots__ = ("v", "parents", "back")
+    __array_ufunc__ = None  # an ndarray operand hands the operator to this class
+
+    def __init__(self, v, parents=(), back=None):
+        self.v, self.parents, self.back = v, parents, back
+        if back is not None:
+            TAPE.append(self)
+
+    # each binary operator and its reflected form
+    __matmul__, __rmatmul__ = _operators(_matmul)
+    __add__, __radd__ = _operators(_add)
+    __sub__, __rsub__ = _operators(_sub)
+    __mul__, __rmul__ = _operators(_mul)
+
+    def __truediv__(self, o):  # by a constant
+        return _mul(self, 1.0 / o)
+
+    def __neg__(self):
+        return _neg(self)
+
+    @property
+    def shape(self):
+        return np.shape(self.v)
 
 
 def _spread(g, shape, axis, keepdims):
