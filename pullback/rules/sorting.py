@@ -162,11 +162,13 @@ def _order_pullback(func, a, ans, q, axis, method, nan, weights=None):
     out_ndim = len(shape_of(ans))
 
     def quantile_pullback(g):
+        batch = shape_of(g)[:len(shape_of(g)) - out_ndim]
+        if 0 in shape:  # no elements (np.median of an empty array is nan): nothing to send
+            return zeros_on(a, batch + shape, plain(a).dtype), NO_Q, None, None, None, None, None
         w = _order_weights(plain(a), q, axis, method, nan,
                            None if weights is None else plain(weights))
         axes = normalize_axes(axis, ndim)
         rest = w.shape[q.ndim:-1]
-        batch = shape_of(g)[:len(shape_of(g)) - out_ndim]
         ct = np.reshape(g, batch + q.shape + rest + (1,)) * w
         if q.ndim:
             ct = np.sum(ct, axis=tuple(range(-q.ndim - len(rest) - 1, -len(rest) - 1)))

@@ -81,6 +81,21 @@ def test_all_nan_slice_sends_nothing():
     np.testing.assert_array_equal(g, [[0, 0], [0.5, 0.5]])
 
 
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value")
+@pytest.mark.parametrize("median", [np.median, np.nanmedian])
+@pytest.mark.parametrize("shape, axis", [((0,), None), ((0, 2), 0), ((2, 0), 1)])
+def test_the_median_of_no_elements_sends_an_empty_cotangent(median, shape, axis):
+    # NumPy gives nan there; its cotangent has the input's (empty) shape, in a batch too
+    def f(x):
+        return median(x, axis=axis) * np.ones(2)
+
+    out, vjp_fn = pb.vjp(f, np.ones(shape))
+    (g,) = vjp_fn(np.ones(np.shape(out)))
+    assert g.shape == shape
+    jac = pb.jacobian(f)(np.ones(shape))  # (a batch of cotangents)
+    assert jac.shape == np.shape(out) + shape
+
+
 def test_quantile_probabilities_have_no_rule():
     a = np.array([1.0, 4.0, 2.0, 3.0])
     with pytest.raises(pb.NoRuleError, match="the probabilities q"):
