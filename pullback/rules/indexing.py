@@ -269,7 +269,10 @@ def _along(indices, axis, ndim):
 def take_rule(a, indices, axis=None, out=None, mode="raise"):
     shape = shape_of(a)
     if not is_foreign(plain(indices)):
-        indices = np.asarray(indices)  # a list
+        given = indices
+        indices = np.asarray(indices)  # a list; an empty one is integers, as NumPy reads it
+        if not indices.size and type(given) in (list, tuple):
+            indices = indices.astype(np.intp)
     n = int(np.prod(shape)) if axis is None else shape[axis]
     if mode == "wrap":
         indices = indices % n

@@ -65,6 +65,8 @@ SPECS += [
     Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [[5, -7]], **kw),
          kwargs={"axis": [None, 1], "mode": ["wrap", "clip"]}),
     Spec(np.take, [()], call=lambda m: np.take(m, [0, 0])),
+    Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [], **kw),
+         kwargs={"axis": [None, 0, 1]}, name="np.take(an empty list)"),
     Spec(np.take_along_axis, [(3, 4)], call=lambda m, **kw: np.take_along_axis(
         m, np.array([[0, 3, 3, 1]] * 3), **kw), kwargs={"axis": [-1]}),
     Spec(np.take_along_axis, [(3, 4)], call=lambda m: np.take_along_axis(
