@@ -1,6 +1,7 @@
 """Arrays built from tracked parts: ``np.array``, ``np.asarray``, ``np.asanyarray`` and
-``np.ascontiguousarray`` of a tracked value or of a (nested) list holding some, and every
-NumPy function with a rule given such a list (``np.sum([1.0, a * a])``).
+``np.ascontiguousarray`` of a tracked value or of a (nested) list holding some,
+``np.full`` and ``np.full_like`` with a tracked fill value, and every NumPy function with a
+rule given such a list (``np.sum([1.0, a * a])``).
 
 NumPy converts these in C (``np.array`` never dispatches, and a function's dispatcher
 looks only at its direct arguments), so pullback replaces those NumPy entry points, when
@@ -24,7 +25,7 @@ try:
 except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
-from .core import Tracked, drop_finished
+from .core import Tracked, apply, drop_finished
 from .registry import NoRuleError, public
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -159,6 +160,50 @@ def _ascontiguousarray(a, dtype=None, *, like=None):
     return _tracked_array(obj, dtype, None, "C", ndmin=1, contiguous=True)
 
 
+_np_full, _np_full_like = np.full, np.full_like
+
+
+@functools.wraps(_np_full)
+def full(*args, **kwargs):
+    try:
+        return _np_full(*args, **kwargs)
+    except (TypeError, NoRuleError):  # a tracked fill value met C's conversion
+        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+            raise
+    return _full(*args, **kwargs)
+
+
+def _full(shape, fill_value, dtype=None, order="C", **kwargs):
+    fill = _retry(fill_value, kwargs.get("like"))
+    if fill is None:
+        return _np_full(shape, drop_finished(fill_value), dtype, order)
+    fill = _stacked(fill)
+    # np.full_like's rule, on a buffer of the fill value's dtype (NumPy's np.full's)
+    buffer = _np_full(shape, 0, fill.dtype if dtype is None else dtype, order)
+    return apply(_np_full_like, (buffer, fill), {})
+
+
+def _like_full_like(original):
+    @functools.wraps(original)
+    def full_like(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except (TypeError, NoRuleError):  # np.copyto of a tracked fill value, refused
+            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+                raise
+        # NumPy dispatches np.full_like on its first argument only: a plain one with a
+        # tracked fill value takes the rule here
+        return apply(original, tuple(_as_arrays(a) for a in args),
+                     {k: _as_arrays(v) for k, v in kwargs.items()})
+
+    full_like._pb_original = original  # (its rule is registered for NumPy's function)
+    full_like.__wrapped__ = getattr(original, "__wrapped__", original)
+    return full_like
+
+
+full_like = _like_full_like(_np_full_like)
+
+
 def accepting_lists(func):
     """``func`` (a NumPy function) taking, wherever it takes an array, a list
     holding tracked values: NumPy's own function first, the lists stacked only when a
@@ -205,8 +250,9 @@ def install():
     ``pb.registered_rules()`` names the wrappers."""
     for name, wrapper in [("array", array), ("asarray", asarray),
                           ("asanyarray", asanyarray),
-                          ("ascontiguousarray", ascontiguousarray)]:
+                          ("ascontiguousarray", ascontiguousarray), ("full", full)]:
         setattr(np, name, wrapper)
+    public[_np_full_like] = full_like  # (a dispatched function: the loop below puts it)
     _index_tricks.array = array  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):

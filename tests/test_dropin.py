@@ -37,6 +37,10 @@ M = np.arange(1.0, 7.0).reshape(2, 3) / 7.0
     lambda x: np.hstack(np.reshape(x, (3, 1))),
     lambda x: np.vstack(x),
     lambda x: np.column_stack(np.reshape(x, (1, 3))),
+    lambda x: np.full((2, 3), x),                      # a tracked fill value, broadcast
+    lambda x: np.full(4, x[0]),
+    lambda x: np.full(3, [x[0], 1.0, x[1]]),
+    lambda x: np.full_like(M, x),                      # a plain template's shape and dtype
 ], ids=lambda f: "")
 def test_arrays_built_from_tracked_parts(build):
     pb.check_grads(lambda x: np.sum(np.sin(build(x))), A, order=2)
@@ -53,6 +57,9 @@ def test_constructors_keep_numpys_semantics():
             with pytest.raises(ValueError, match="avoid copy"):
                 np.array([x[0], 1.0], copy=False)
         assert type(np.array(x, dtype=int)) is np.ndarray   # integers carry no gradient
+        assert np.full(2, x[0], dtype=np.float32).dtype == np.float32
+        assert type(np.full_like(np.ones(2, int), x[0])) is np.ndarray  # cast, as NumPy
+        assert np.full(2, 3.0).flags.writeable and np.full_like(M, 1).dtype == M.dtype
         assert type(np.int64(x[2])) is np.int64
         return np.sum(x * np.int64(x[2] * 10 + 0.5))
 
