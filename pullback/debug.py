@@ -41,7 +41,7 @@ __all__ = ["detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport"]
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _lock = threading.Lock()
-_ROWS = frozenset({Elementwise, Bilinear, Reduction})  # the rules that are table rows
+_ROWS = (Elementwise, Bilinear, Reduction)  # the rules that are table rows
 
 
 # ---------------------------------------------------------------------------- the user's line
@@ -116,7 +116,7 @@ def _op_name(rule, func=None) -> str:
     """How messages name the operation of a node."""
     if func is not None:
         return name_of(func)
-    if isinstance(rule, (Elementwise, Bilinear, Reduction)):  # the table rows
+    if isinstance(rule, _ROWS):
         return name_of(rule.func)
     if rule.__class__ is Unbatched:
         rule = rule.rule
@@ -179,7 +179,7 @@ def _checked(node, op: str, site: Site | None):
     rule = node.rule
     if rule.__class__ is Unbatched:
         return Unbatched(_checked_pullback(rule.rule, op, site))
-    if rule.__class__ in _ROWS:
+    if isinstance(rule, _ROWS):
         row = rule
         pairs = {Elementwise: _row_pullback, Bilinear: _product_pullback,
                  Reduction: Reduction.pull}[row.__class__]
@@ -497,7 +497,7 @@ def _saved(node) -> dict[int, np.ndarray]:
     for a in args:
         _arrays(plain(a) if isinstance(a, Tracked) else a, found, seen)
     rule = node.rule
-    if rule.__class__ not in _ROWS and rule.__class__ is not Pick:  # (rows read arguments)
+    if not isinstance(rule, (*_ROWS, Pick)):  # (rows read their arguments)
         _arrays(rule, found, seen)
     return found
 
