@@ -74,13 +74,8 @@ rrule(np.nansum)(_sum_rule(np.nansum, nan=True))
 
 def _mean_rule(func, nan):
     def mean_rule(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
-        _no_out(func, out)
-        if (a.__class__ is np.ndarray and a.dtype == np.float64 and a.size and not nan
-                and dtype is None and where is _NoValue):  # np.mean's own sum and divide
-            ans = np.add.reduce(a, axis, None, None, keepdims)
-            ans = ans / (a.size // ans.size)
-        else:
-            ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims, **_given(where=where))
+        _no_out(func, out)  # (a float array's common calls take the row below instead)
+        ans = func(a, axis=axis, dtype=dtype, keepdims=keepdims, **_given(where=where))
         shape = shape_of(a)
 
         def mean_pullback(g):
@@ -207,6 +202,14 @@ def _ties(a, ans, shape, axis, keepdims, mask, initial=_NoValue):
     return hit, count, init_hit
 
 
+def _extremum_cotangents(g, a, ans, shape, axis, keepdims, mask, initial=_NoValue):
+    """The cotangents of ``a`` and of ``initial`` (None without one) of an extremum:
+    each slice's cotangent shared by the elements that attain it."""
+    hit, count, init_hit = _ties(a, ans, shape, axis, keepdims, mask, initial)
+    g = unreduce(g, shape, axis, keepdims) / count  # each tie's share, per slice
+    return g * hit, (None if init_hit is None else g * init_hit)
+
+
 def _extremum_rule(func, nan):
     reduce = None if nan else (np.maximum if func in (np.max, np.amax) else np.minimum).reduce
 
@@ -223,9 +226,9 @@ def _extremum_rule(func, nan):
         shape = shape_of(a)
 
         def extremum_pullback(g):
-            hit, count, init_hit = _ties(a, ans, shape, axis, keepdims, _mask(where), initial)
-            g = unreduce(g, shape, axis, keepdims) / count  # each tie's share, per slice
-            return g * hit, None, None, None, (None if init_hit is None else g * init_hit), None
+            ct, ct_initial = _extremum_cotangents(g, a, ans, shape, axis, keepdims,
+                                                  _mask(where), initial)
+            return ct, None, None, None, ct_initial, None
 
         return ans, extremum_pullback
 
@@ -287,8 +290,7 @@ def _spread(g, shape, axis, keepdims, count=1):
 
 
 def _extremum_vjp(g, ans, x, axis, keepdims):
-    hit, count, _ = _ties(x, ans, x.shape, axis, keepdims, True)
-    return (unreduce(g, x.shape, axis, keepdims) / count) * hit
+    return _extremum_cotangents(g, x, ans, x.shape, axis, keepdims, True)[0]
 
 
 reduction(np.sum, _row_reduce(np.add.reduce, "efdg"),
