@@ -100,14 +100,21 @@ def _retry(obj, like):
     return obj if holds_tracked(obj) else None
 
 
-@functools.wraps(_np_array)
-def array(*args, **kwargs):
-    try:
-        return _np_array(*args, **kwargs)
-    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
-        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-            raise
-    return _array(*args, **kwargs)
+def _numpy_first(original, retry, errors=(TypeError, NoRuleError)):
+    """``original`` (NumPy's function) as pullback's wrapper: NumPy's own call first, and
+    ``retry`` of the same arguments only when that raised one of ``errors`` (TypeError: a
+    tracked value met C's conversion; NoRuleError: like= a tracked value) and a tracked
+    value is among the arguments."""
+    @functools.wraps(original)
+    def numpy_first(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except errors:
+            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+                raise
+        return retry(*args, **kwargs)
+
+    return numpy_first
 
 
 def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -117,19 +124,6 @@ def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, li
     return _tracked_array(obj, dtype, copy, order, ndmin)
 
 
-def _like_asarray(original):
-    @functools.wraps(original)
-    def asarray(*args, **kwargs):
-        try:
-            return original(*args, **kwargs)
-        except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
-            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-                raise
-        return _asarray(original, *args, **kwargs)
-
-    return asarray
-
-
 def _asarray(original, a, dtype=None, order=None, *, device=None, copy=None, like=None):
     obj = _retry(a, like)
     if obj is None:
@@ -137,20 +131,6 @@ def _asarray(original, a, dtype=None, order=None, *, device=None, copy=None, lik
         kw = {} if copy is None else {"copy": copy}
         return original(drop_finished(a), dtype, order, **kw)
     return _tracked_array(obj, dtype, copy, order or "K")
-
-
-asarray = _like_asarray(_np_asarray)
-asanyarray = _like_asarray(_np_asanyarray)
-
-
-@functools.wraps(_np_ascontiguousarray)
-def ascontiguousarray(*args, **kwargs):
-    try:
-        return _np_ascontiguousarray(*args, **kwargs)
-    except (TypeError, NoRuleError):  # NoRuleError: like= a tracked value
-        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-            raise
-    return _ascontiguousarray(*args, **kwargs)
 
 
 def _ascontiguousarray(a, dtype=None, *, like=None):
@@ -163,16 +143,6 @@ def _ascontiguousarray(a, dtype=None, *, like=None):
 _np_full, _np_full_like = np.full, np.full_like
 
 
-@functools.wraps(_np_full)
-def full(*args, **kwargs):
-    try:
-        return _np_full(*args, **kwargs)
-    except (TypeError, NoRuleError):  # a tracked fill value met C's conversion
-        if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-            raise
-    return _full(*args, **kwargs)
-
-
 def _full(shape, fill_value, dtype=None, order="C", **kwargs):
     fill = _retry(fill_value, kwargs.get("like"))
     if fill is None:
@@ -183,46 +153,32 @@ def _full(shape, fill_value, dtype=None, order="C", **kwargs):
     return apply(_np_full_like, (buffer, fill), {})
 
 
-def _like_full_like(original):
-    @functools.wraps(original)
-    def full_like(*args, **kwargs):
-        try:
-            return original(*args, **kwargs)
-        except (TypeError, NoRuleError):  # np.copyto of a tracked fill value, refused
-            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-                raise
-        # NumPy dispatches np.full_like on its first argument only: a plain one with a
-        # tracked fill value takes the rule here
-        return apply(original, tuple(_as_arrays(a) for a in args),
-                     {k: _as_arrays(v) for k, v in kwargs.items()})
-
-    full_like._pb_original = original  # (its rule is registered for NumPy's function)
-    full_like.__wrapped__ = getattr(original, "__wrapped__", original)
-    return full_like
+array = _numpy_first(_np_array, _array)
+asarray = _numpy_first(_np_asarray, functools.partial(_asarray, _np_asarray))
+asanyarray = _numpy_first(_np_asanyarray, functools.partial(_asarray, _np_asanyarray))
+ascontiguousarray = _numpy_first(_np_ascontiguousarray, _ascontiguousarray)
+full = _numpy_first(_np_full, _full)  # a tracked fill value met C's conversion
 
 
-full_like = _like_full_like(_np_full_like)
-
-
-def accepting_lists(func):
+def accepting_lists(func, call=None):
     """``func`` (a NumPy function) taking, wherever it takes an array, a list
-    holding tracked values: NumPy's own function first, the lists stacked only when a
-    tracked value stopped it."""
-    @functools.wraps(func)
-    def accepting_lists_wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except TypeError:
-            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
-                raise
-        return func(*[_as_arrays(a) for a in args],
-                    **{k: _as_arrays(v) for k, v in kwargs.items()})
-
-    accepting_lists_wrapper._pb_original = func
+    holding tracked values: NumPy's own function first, and only when a tracked value
+    stopped it, ``call`` (``func`` itself by default) with those lists stacked."""
+    call = func if call is None else call
+    wrapper = _numpy_first(func, lambda *args, **kwargs: call(
+        *[_as_arrays(a) for a in args], **{k: _as_arrays(v) for k, v in kwargs.items()}),
+        (TypeError,))
+    wrapper._pb_original = func
     # one step of unwrapping reaches NumPy's Python function, as it does from NumPy's own
     # (Dask reads the signature of np.sum and others so: dask.utils.getargspec)
-    accepting_lists_wrapper.__wrapped__ = getattr(func, "__wrapped__", func)
-    return accepting_lists_wrapper
+    wrapper.__wrapped__ = getattr(func, "__wrapped__", func)
+    return wrapper
+
+
+# NumPy dispatches np.full_like on its first argument only: a plain one with a tracked fill
+# value (np.copyto of it, refused) takes np.full_like's rule here
+full_like = accepting_lists(_np_full_like,
+                            lambda *args, **kwargs: apply(_np_full_like, args, kwargs))
 
 
 class _Module:
