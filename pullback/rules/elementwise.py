@@ -14,6 +14,7 @@ from ..extend import (
     MINUS_ONE,
     ONE,
     Tracked,
+    composite,
     elementwise,
     nondifferentiable,
     on_backend,
@@ -139,7 +140,47 @@ elementwise(np.remainder, ONE, _remainder_ddivisor)
 elementwise(np.heaviside, lambda ans, x, h0: 0.0,
             lambda ans, x, h0: np.equal(plain(x), 0).astype(plain(ans).dtype))
 
+@rrule(np.ldexp)
+def ldexp_rule(x, n, /):
+    def ldexp_pullback(g):
+        # ldexp(x, n) = x * 2**n, the exponent n an integer (a constant); g * 2**n as one
+        # scaling, which stays finite where 2**n alone would not (a subnormal's frexp)
+        return (np.ldexp(g, n), None)
+
+    return np.ldexp(x, n), ldexp_pullback
+
+
+# nextafter(x, y) is x moved by one unit in the last place towards y: the identity in x,
+# and piecewise constant in y, which gives only the direction
+elementwise(np.nextafter, ONE, lambda ans, x, y: 0.0)
+# divmod(x, y) is (floor_divide(x, y), remainder(x, y)), NumPy's own pair, each with its rule
+composite(np.divmod, lambda x, y, /: (np.floor_divide(x, y), np.remainder(x, y)))
+
+
+def frexp_impl(x, /):
+    # frexp(x) = (m, e) with x = m * 2**e: the exponent e is piecewise constant (an integer)
+    # and the mantissa m = ldexp(x, -e) moves with x at the rate 2**-e (1 at x = 0, e = 0)
+    exponent = np.frexp(plain(x))[1]
+    return np.ldexp(x, -exponent), exponent
+
+
+composite(np.frexp, frexp_impl)
+
+
+@rrule(np.modf)
+def modf_rule(x, /):
+    # modf(x) = (fraction, whole): the whole part trunc(x) is piecewise constant, so the
+    # fraction moves with x (derivative 1, as remainder's), at inf too (modf(inf) = (0, inf))
+    fraction, whole = np.modf(x)
+
+    def modf_pullback(g):
+        return (g[0],)
+
+    return (fraction, whole), modf_pullback
+
+
 nondifferentiable(
+    np.spacing,  # the distance to the next float: piecewise constant
     np.floor_divide,  # piecewise constant: zero gradient
     np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,

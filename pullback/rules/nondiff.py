@@ -24,4 +24,8 @@ nondifferentiable(
     np.isin, np.count_nonzero, np.all, np.any, np.isneginf, np.isposinf,
     np.diag_indices_from, np.tril_indices_from, np.triu_indices_from,
     np.allclose, np.isclose, np.array_equal, np.array_equiv,
+    # text, types, plans and files made of the values: printing, np.common_type,
+    # np.einsum_path, or saving inside a differentiated function keeps its gradient whole
+    np.array2string, np.array_repr, np.array_str, np.common_type, np.einsum_path,
+    np.save, np.savez, np.savez_compressed, np.savetxt,
 )

@@ -143,6 +143,9 @@ def check_constant(func, call):
     want = func(*call.args, **call.kwargs)
     for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
         assert not isinstance(g, pb.Tracked), f"{pb.name_of(func)} returned a tracked value"
+        if isinstance(w, str):  # np.array2string's text, np.einsum_path's report
+            assert g == w
+            continue
         assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
         if call.values:
             np.testing.assert_array_equal(g, w)

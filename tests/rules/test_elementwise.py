@@ -76,6 +76,20 @@ SPECS = [
     Spec(np.fmod, BINARY, domain=("real", "nonzero")),
     Spec(np.remainder, BINARY, domain=("real", "nonzero"), call=lambda x, y: x % y),
     Spec(np.heaviside, BINARY),
+    Spec(np.ldexp, UNARY, call=lambda x: np.ldexp(x, 3)),
+    Spec(np.ldexp, [(2, 3)], call=lambda x: np.ldexp(x, np.array([-2, 0, 5])),
+         name="np.ldexp(an exponent per column)"),
+    Spec(np.nextafter, BINARY),
+    Spec(np.divmod, BINARY, domain=("real", "nonzero"), call=lambda x, y: np.divmod(x, y)[1]),
+    # the quotient is a constant: the product's derivative is quotient * (remainder's)
+    Spec(np.divmod, BINARY, domain=("real", "nonzero"), name="np.divmod(both outputs)",
+         call=lambda x, y: np.multiply(*np.divmod(x, y))),
+    Spec(np.frexp, UNARY, domain="nonzero", call=lambda x: np.frexp(x)[0]),
+    Spec(np.frexp, UNARY, domain="nonzero", name="np.frexp(both outputs)",
+         call=lambda x: np.frexp(x)[0] * np.frexp(x)[1]),
+    Spec(np.modf, UNARY, call=lambda x: np.modf(x)[0]),
+    # the whole part is piecewise constant: its cotangent adds nothing
+    Spec(np.modf, UNARY, name="np.modf(both outputs)", call=lambda x: np.multiply(*np.modf(x))),
     Spec(np.clip, [(2, 3)], kwargs={"a_min": [-0.5, None], "a_max": [0.5]}),
     Spec(np.clip, [((2, 3), (), (3,))], call=lambda x, lo, hi: np.clip(x, lo - 1, hi + 1),
          name="np.clip(tracked bounds)"),
@@ -120,7 +134,7 @@ NONDIFF = {func: (_X,) if getattr(func, "nin", 1) == 1 else (_X, _Y) for func in
     np.floor_divide, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round,
     np.around, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
     np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
-    np.isnan, np.isinf, np.isfinite, np.signbit]}
+    np.isnan, np.isinf, np.isfinite, np.signbit, np.spacing]}
 
 
 def test_divide_aliases_are_one_rule():

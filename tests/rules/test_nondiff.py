@@ -1,3 +1,5 @@
+import io
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,10 @@ CALLS = {
     np.all: (X,), np.any: (X,), np.isneginf: (INF,), np.isposinf: (INF,),
     np.diag_indices_from: (X[:, :2],), np.tril_indices_from: (X,), np.triu_indices_from: (X,),
     np.allclose: (X, X), np.isclose: (X, X), np.array_equal: (X, X), np.array_equiv: (X, V),
+    np.array2string: (X,), np.array_repr: (X,), np.array_str: (V,), np.common_type: (X, V),
+    np.einsum_path: ("ij,jk->ik", X, X.T), np.save: (io.BytesIO(), X),
+    np.savez: (io.BytesIO(), X, V), np.savez_compressed: (io.BytesIO(), X),
+    np.savetxt: (io.BytesIO(), X),
 }
 # (function, arguments) pairs: a function may be listed with several calls
 NONDIFF = [
@@ -39,3 +45,16 @@ def test_random_generation_is_not_dispatched():
         np.random.normal(loc=pb.param(X))
     with pytest.raises(TypeError, match="tracked value cannot become a plain"):
         np.random.default_rng(0).normal(pb.param(V), 1.0)
+
+
+def test_saved_values_are_the_plain_values():
+    # saving a tracked value inside a differentiated function writes its values
+    buffer = io.BytesIO()
+
+    def f(x):
+        np.save(buffer, x * 2.0)
+        return np.sum(x * x)
+
+    np.testing.assert_allclose(pb.grad(f)(V), 2 * V)
+    buffer.seek(0)
+    np.testing.assert_array_equal(np.load(buffer), 2 * V)
