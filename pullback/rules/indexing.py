@@ -265,20 +265,31 @@ def _along(indices, axis, ndim):
     return (slice(None),) * (axis % ndim) + (indices,)
 
 
+def _reads_flat(axis, shape):
+    """Whether a function taking ``axis`` reads its array flattened: for axis None, and for a
+    0-d array, which NumPy reads as 1-d (axis 0 or -1; any other is out of bounds)."""
+    if axis is None or shape:
+        return axis is None
+    if axis not in (0, -1):
+        raise np.exceptions.AxisError(axis, 1)
+    return True
+
+
 @rrule(np.take)
 def take_rule(a, indices, axis=None, out=None, mode="raise"):
     shape = shape_of(a)
+    flat = _reads_flat(axis, shape)
     if not is_foreign(plain(indices)):
         given = indices
         indices = np.asarray(indices)  # a list; an empty one is integers, as NumPy reads it
         if not indices.size and type(given) in (list, tuple):
             indices = indices.astype(np.intp)
-    n = int(np.prod(shape)) if axis is None else shape[axis]
+    n = int(np.prod(shape)) if flat else shape[axis]
     if mode == "wrap":
         indices = indices % n
     elif mode == "clip":
         indices = np.clip(indices, 0, n - 1)
-    if axis is None:
+    if flat:
         ans, scatter = _flat_gather(a, indices)
     else:
         ans, scatter = _gather(a, _along(indices, axis, len(shape)))
@@ -309,7 +320,7 @@ def take_along_axis_rule(arr, indices, axis=-1):
 @rrule(np.compress)
 def compress_rule(condition, a, axis=None, out=None):
     taken = np.flatnonzero(plain(condition))
-    if axis is None:
+    if _reads_flat(axis, shape_of(a)):
         ans, scatter = _flat_gather(a, taken)
     else:
         ans, scatter = _gather(a, _along(taken, axis, len(shape_of(a))))

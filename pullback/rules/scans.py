@@ -34,21 +34,24 @@ def _scan_rule(func, vjp, nan=False, include_initial=False):
         ans = func(a, axis=axis, dtype=dtype, **kwargs)
         shape = shape_of(a)
         initial = kwargs.get("include_initial", False)
+        # the scan of the flattened array: axis None, or a 0-d array (NumPy reads it as 1-d
+        # for axis 0 or -1)
+        flat = axis is None or not shape
 
         def scan_pullback(g):
             x = a
             if nan:
                 x = np.where(np.isnan(plain(a)), 0 if func is np.nancumsum else 1, a)
-            if axis is None:
+            if flat:
                 x = np.ravel(x)
-            ax = -1 if axis is None else axis % max(len(shape), 1) - len(shape)
+            ax = -1 if flat else axis % len(shape) - len(shape)
             x = np.moveaxis(x, ax, -1)
             moved = np.moveaxis(g, ax, -1)
-            y = np.moveaxis(ans, ax, -1) if axis is not None else ans
+            y = ans if flat else np.moveaxis(ans, ax, -1)
             if initial:  # the first output is the operation's identity: no gradient
                 moved, y = moved[..., 1:], y[..., 1:]
             ct = np.moveaxis(vjp(x, y, moved), -1, ax)
-            if axis is None:
+            if flat:
                 ct = np.reshape(ct, shape_of(ct)[:len(shape_of(ct)) - 1] + shape)
             if nan:
                 ct = np.where(np.isnan(plain(a)), zero_of(ct), ct)

@@ -219,9 +219,10 @@ def tile_transpose(g, ans, A, reps):
 
 def repeat_transpose(g, ans, a, repeats, axis=None):
     shape = shape_of(a)
-    n = int(np.prod(shape)) if axis is None else shape[axis]
+    flat = axis is None or not shape  # (np.repeat checked the axis: 0 or -1 for a 0-d array)
+    n = int(np.prod(shape)) if flat else shape[axis]
     counts = np.broadcast_to(np.asarray(repeats, dtype=np.intp), (n,))
-    if axis is None:  # repeats the flattened array
+    if flat:  # repeats the flattened array
         flat = np.reshape(g, batch_shape(g, 1) + (-1,))
         return _reshape_back(_sum_repeats(flat, counts, -1), shape, 1)
     return _sum_repeats(g, counts, _from_end(axis, len(shape)))

@@ -65,6 +65,10 @@ SPECS += [
     Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [[5, -7]], **kw),
          kwargs={"axis": [None, 1], "mode": ["wrap", "clip"]}),
     Spec(np.take, [()], call=lambda m: np.take(m, [0, 0])),
+    # a 0-d array with an axis: NumPy reads it as 1-d
+    Spec(np.take, [()], call=lambda m, **kw: np.take(m, [[0, 0]], **kw),
+         kwargs={"axis": [0, -1]}, name="np.take(0-d, axis)"),
+    Spec(np.take, [()], call=lambda m: np.take(m, [], axis=0), name="np.take(0-d, nothing)"),
     Spec(np.take, [(3, 4)], call=lambda m, **kw: np.take(m, [], **kw),
          kwargs={"axis": [None, 0, 1]}, name="np.take(an empty list)"),
     Spec(np.take_along_axis, [(3, 4)], call=lambda m, **kw: np.take_along_axis(
@@ -73,6 +77,8 @@ SPECS += [
         m, np.array([[0, 0, 2, 1]]), 0), name="np.take_along_axis(broadcast)"),
     Spec(np.take_along_axis, [(3, 4)], call=lambda m: np.take_along_axis(
         m, np.array([0, 11, 3, 3]), None), name="np.take_along_axis(axis=None)"),
+    Spec(np.compress, [()], call=lambda m, **kw: np.compress([True], m, **kw),
+         kwargs={"axis": [None, 0, -1]}, name="np.compress(0-d)"),
     Spec(np.compress, [(3, 4)], call=lambda m, **kw: np.compress([True, False, True], m, **kw),
          kwargs={"axis": [None, 0, -1]}),
     Spec(np.extract, [(3, 4)], call=lambda m: np.extract(MASK_45[:3, :4], m)),
@@ -176,3 +182,15 @@ def test_in_place_writes_are_refused():
             write()
     with pytest.raises(TypeError, match="in place"):
         np.add.at(np.zeros(4), [0, 0], x[:2])
+
+
+@pytest.mark.parametrize("call", [lambda x: np.take(x, 0, axis=1),
+                                  lambda x: np.compress([True], x, axis=1),
+                                  lambda x: np.repeat(x, 2, axis=1),
+                                  lambda x: np.cumsum(x, 1)])
+def test_a_0d_array_has_no_second_axis(call):
+    # NumPy reads a 0-d array as 1-d for axis 0 or -1 only; pullback keeps its AxisError
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+        call(np.array(0.5))
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+        pb.grad(lambda x: np.sum(call(x)))(np.array(0.5))

@@ -13,6 +13,11 @@ SHAPES = [(3,), (2, 3)]
 
 SPECS = [
     Spec(np.cumsum, [()]),
+    # a 0-d array with an axis: NumPy reads it as 1-d (the result has shape (1,))
+    Spec(np.cumsum, [()], kwargs={"axis": [0, -1]}, name="np.cumsum(0-d, axis)"),
+    Spec(np.nancumsum, [()], kwargs={"axis": [0]}, name="np.nancumsum(0-d, axis)"),
+    Spec(np.cumprod, [()], kwargs={"axis": [0, -1]}, name="np.cumprod(0-d, axis)"),
+    Spec(np.nancumprod, [()], kwargs={"axis": [-1]}, name="np.nancumprod(0-d, axis)"),
     Spec(np.cumsum, SHAPES, kwargs=AXIS),
     Spec(np.cumsum, [(2, 3)], call=lambda x: x.cumsum(1), name="x.cumsum()"),
     Spec(np.nancumsum, [(4,), (3, 4)], domain=with_nan, kwargs=AXIS),
@@ -27,6 +32,8 @@ SPECS = [
          name="np.cumprod(complex zeros)"),
     Spec(np.nancumprod, [(4,), (3, 4)], domain=with_nan, kwargs=AXIS),
     Spec(CUMULATIVE_SUM, [(3,)]),
+    Spec(CUMULATIVE_SUM, [()], kwargs={"axis": [0], "include_initial": [False, True]},
+         name="np.cumulative_sum(0-d)"),
     Spec(CUMULATIVE_SUM, [(2, 3)], kwargs={"axis": [0, -1], "include_initial": [False, True]}),
     Spec(CUMULATIVE_PROD, [(3,)]),
     Spec(CUMULATIVE_PROD, [(2, 4)], domain=with_zeros,

@@ -60,6 +60,8 @@ SPECS = [
     Spec(np.tile, UNARY, kwargs={"reps": [2, (2, 1), (1, 2, 2)]}),
     Spec(np.repeat, UNARY, kwargs={"repeats": [1, 3]}),
     Spec(np.repeat, [(3,), (2, 3)], kwargs={"repeats": [2], "axis": [0, -1]}),
+    Spec(np.repeat, [()], kwargs={"repeats": [2, [3]], "axis": [0, -1]},
+         name="np.repeat(0-d, axis)"),
     Spec(np.repeat, [(3,), (2, 3)], call=lambda x: np.repeat(x, [1, 0, 2], axis=-1),
          name="np.repeat(per element)"),
     Spec(np.repeat, [(2, 3)], call=lambda x: np.repeat(x, [0, 1, 2, 1, 1, 3]),
