@@ -25,13 +25,14 @@ try:
 except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
-from .core import Tracked, apply, drop_finished
+from .core import Tracked, apply, drop_finished, map_boxes, plain
 from .registry import NoRuleError, public
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _np_array, _np_asarray = np.array, np.asarray
 _np_asanyarray, _np_ascontiguousarray = np.asanyarray, np.ascontiguousarray
 _np_stack = np.stack  # NumPy's: a stack that fails is not retried (no recursion)
+_NO_VALUE = np._NoValue  # np.vectorize's pyfunc before the decorator form's second call
 
 
 def holds_tracked(obj: Any) -> bool:
@@ -181,6 +182,60 @@ full_like = accepting_lists(_np_full_like,
                             lambda *args, **kwargs: apply(_np_full_like, args, kwargs))
 
 
+class vectorize(np.vectorize):
+    """NumPy's ``np.vectorize``, which also takes tracked values: ``pyfunc`` then gets their
+    elements one at a time, as tracked 0-d values, so its own operations record the
+    gradient, and the results are stacked (a Python loop over the elements, as NumPy's
+    own). Without tracked values, NumPy's call.
+
+    >>> clipped = np.vectorize(lambda t: t * t if t < 1.0 else 2.0 * t - 1.0)
+    >>> pb.grad(lambda x: np.sum(clipped(x)))(np.array([0.5, 3.0]))
+    array([1., 2.])
+    """
+
+    def __call__(self, *args, **kwargs):
+        if not (holds_tracked(args) or holds_tracked(tuple(kwargs.values()))) or (
+                self.pyfunc is _NO_VALUE):  # (the decorator form's second stage)
+            return super().__call__(*args, **kwargs)
+        if self.signature is not None:
+            raise TypeError(
+                "pullback: np.vectorize with signature= cannot take tracked values; call "
+                "the function on each slice in a loop and np.stack the results"
+            )
+        positions = [i for i in range(len(args)) if i not in self.excluded]
+        names = [k for k in kwargs if k not in self.excluded]
+        given = [_stacked(args[i]) for i in positions] + [_stacked(kwargs[k]) for k in names]
+        shape = np.broadcast_shapes(*(np.shape(a) for a in given))
+        if 0 in shape:  # no element gets a gradient: NumPy's call on the plain values
+            return super().__call__(*drop_tracked(args),
+                                    **{k: drop_tracked(v) for k, v in kwargs.items()})
+        spread = [np.broadcast_to(a, shape) for a in given]
+        results = []
+        for index in np.ndindex(*shape):
+            call_args, call_kwargs = list(args), dict(kwargs)
+            elements = [a[index] for a in spread]
+            for i, e in zip(positions, elements):
+                call_args[i] = e
+            for k, e in zip(names, elements[len(positions):]):
+                call_kwargs[k] = e
+            results.append(self.pyfunc(*call_args, **call_kwargs))
+        several = isinstance(results[0], tuple)
+        outputs = list(zip(*results)) if several else [results]
+        stacked = []
+        for k, parts in enumerate(outputs):
+            out = np.reshape(np.stack(parts), shape)
+            # NumPy's dtype: otypes, else the first result's (an int first result truncates)
+            dtype = np.dtype(self.otypes[k]) if self.otypes else np.result_type(
+                drop_tracked(parts[0]))
+            stacked.append(out if out.dtype == dtype else out.astype(dtype))
+        return tuple(stacked) if several else stacked[0]
+
+
+def drop_tracked(obj):
+    """``obj`` with its tracked values replaced by their plain values."""
+    return map_boxes(obj, plain)
+
+
 class _Module:
     """A module pickled by its name: unpickling imports it."""
 
@@ -208,6 +263,7 @@ def install():
                           ("asanyarray", asanyarray),
                           ("ascontiguousarray", ascontiguousarray), ("full", full)]:
         setattr(np, name, wrapper)
+    np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
     public[_np_full_like] = full_like  # (a dispatched function: the loop below puts it)
     _index_tricks.array = array  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):

@@ -111,6 +111,45 @@ def test_calls_that_cannot_be_intercepted_name_the_fix():
     assert any("np.zeros_like(x)" in str(e) for e in chain if e is not None)
 
 
+def _piecewise_scalar(t):
+    # the scalar code np.vectorize exists for: a Python branch per element
+    if t < 0.0:
+        return t * t
+    return np.sin(t) + t
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.vectorize(_piecewise_scalar)(x),
+    lambda x: np.vectorize(lambda a, b: a * b if a > b else a - b)(x, x[0]),  # broadcast
+    lambda x: np.vectorize(lambda a, p: a ** p, excluded={1})(x, 3),
+    lambda x: np.vectorize(lambda a, scale=1.0: a * scale)(x, scale=x[1]),  # a keyword
+    lambda x: np.multiply(*np.vectorize(lambda a: (a * a, np.exp(a)))(x)),  # two outputs
+    lambda x: np.vectorize(_piecewise_scalar, otypes=[float])(x),
+    lambda x: np.vectorize(otypes=[float])(_piecewise_scalar)(x),           # a decorator
+    lambda x: np.vectorize(_piecewise_scalar)(x[0, 1]) * x,                 # a 0-d value
+    lambda x: np.vectorize(lambda t: 0.0 if t < 0.0 else t ** 3)(x),        # constant parts
+], ids=lambda f: "")
+def test_vectorize_takes_tracked_values(call):
+    x = np.array([[0.5, -1.5, 2.0], [-0.2, 1.1, 0.3]])
+    out, _ = pb.vjp(call, x)
+    np.testing.assert_array_equal(out, call(x))
+    pb.check_grads(lambda x: np.sum(np.sin(call(x))), x, order=2)
+
+
+def test_vectorize_keeps_numpys_semantics():
+    x = np.array([0.5, 2.0, -1.0])
+    first_int = np.vectorize(lambda t: 0 if t < 1.0 else t)  # NumPy: the first result's dtype
+    out, vjp_fn = pb.vjp(first_int, x)
+    assert out.dtype == first_int(x).dtype and type(out) is np.ndarray  # a constant
+    assert isinstance(np.vectorize(abs), np.vectorize)
+    assert np.vectorize(_piecewise_scalar, otypes=[float])(np.ones((0, 2))).shape == (0, 2)
+    empty = pb.grad(lambda x: np.sum(np.vectorize(_piecewise_scalar, otypes=[float])(x[:0])))
+    np.testing.assert_array_equal(empty(x), np.zeros(3))
+    rows = np.vectorize(lambda r: np.sum(r), signature="(n)->()")
+    with pytest.raises(TypeError, match="signature=.*np.stack"):
+        pb.grad(lambda x: np.sum(rows(x)))(x)
+
+
 # ---------------------------------------------------------------------------- writes
 
 @pytest.mark.parametrize("label,index", INDICES, ids=[label for label, _ in INDICES])
