@@ -18,6 +18,7 @@ from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
+from .methods import escapes
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -543,6 +544,8 @@ class Linearized:
                 self._run(f, args, kwargs, argnums, frame)
             finally:
                 level_holds.pop(frame.level, None)
+                # x.item() or x.tolist() of this level's values: said if nothing depends on it
+                self.escaped = escapes.pop(frame.level, None), f
 
     def _run(self, f, args, kwargs, argnums, frame):
         args = list(args)
@@ -574,6 +577,15 @@ class Linearized:
             if node is not None:
                 roots.append(node)
                 root_seeds.append(s)
+        if not roots and self.escaped[0] is not None:
+            raise ValueError(
+                f"pullback: the output of {fname_of(self.escaped[1])} does not depend on the "
+                "differentiated arguments through tracked operations, so its derivative "
+                f"would be zero; {self.escaped[0]} took a plain number out of the graph on "
+                "the way. Keep that computation in NumPy operations on the tracked value "
+                "(x[i] rather than x[i].item()); if the derivative is meant to be zero, use "
+                "pb.stop_gradient(x) instead."
+            )
         leaves = backward_pass(roots, root_seeds, batch_shape, retain_graph) if roots else {}
         return [[None if (ct := leaves.get(box)) is None else strip(ct) for box in boxes]
                 for _, _, boxes in self.inputs]

@@ -17,7 +17,7 @@ import numpy as np
 
 from .binding import bind_positional
 from .guard import hold, level_holds
-from .methods import ArrayMethods
+from .methods import ArrayMethods, escapes
 from .registry import (
     Bilinear,
     Composite,
@@ -32,6 +32,7 @@ from .registry import (
     name_of,
     nondiff,
     reads_lists_as_arrays,
+    refuse_objects,
     rules,
     ufunc_methods,
 )
@@ -78,6 +79,7 @@ class Frame:
         live_levels.pop(self.level, None)
         if self.tracker_level is not None:
             live_levels.pop(self.tracker_level, None)
+            escapes.pop(self.tracker_level, None)
         return False
 
 
@@ -186,8 +188,8 @@ def record(out, rule, level, args, kwargs=None, func=None):
     the node needs them (guard.py)."""
     saved = (*args, *kwargs.values()) if kwargs else args
     if out.__class__ is np.ndarray:  # the common case first
-        if out.dtype.kind not in "fc":
-            return out
+        if out.dtype.kind not in "fc":  # (dtype=object: plain numbers, refused)
+            return out if out.dtype.kind != "O" else refuse_objects(func)
         out = Tracked(out, level, args, rule)
         if level not in level_holds or np.ndarray in map(type, saved):  # (a transform's
             hold(out, saved, rule)  # inputs are held by its level already)
@@ -507,14 +509,6 @@ class Tracked(ArrayMethods):
 
     def __deepcopy__(self, memo):
         return self
-
-    def item(self, *args):
-        """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
-        return plain(self).item(*args)
-
-    def tolist(self):
-        """The plain nested list (leaves the graph)."""
-        return np.asarray(plain(self)).tolist()
 
     def __repr__(self):
         return f"Tracked({plain(self)!r}, level={self.level})"

@@ -1,7 +1,13 @@
 """The ndarray attributes and methods people call on arrays, for tracked values: each is
 the NumPy function of the same name, so it goes through the same rules."""
 
+from typing import Any
+
 import numpy as np
+
+# the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
+# a transform whose output then has no derivative says so (backward.Linearized)
+escapes: dict[int, str] = {}
 
 
 class ArrayMethods:
@@ -17,6 +23,23 @@ class ArrayMethods:
     mT = property(lambda self: np.swapaxes(self, -1, -2))
     real = property(lambda self: np.real(self))
     imag = property(lambda self: np.imag(self))
+
+    def item(self, *args):
+        """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
+        return self._leave("x.item()").item(*args)
+
+    def tolist(self):
+        """The plain nested list (leaves the graph)."""
+        return np.asarray(self._leave("x.tolist()")).tolist()
+
+    def _leave(self, how):
+        """The plain value, noting at each of its levels that ``how`` took it out."""
+        v: Any = self
+        while isinstance(v, ArrayMethods) and v.level >= 0:  # (a pb.jit trace's box stays)
+            if v.level:
+                escapes[v.level] = how
+            v = v.value
+        return v
 
     def __len__(self):
         return len(self.value)

@@ -190,6 +190,17 @@ def not_implemented(reason: str) -> NotImplementedCotangent:
     return NotImplementedCotangent(reason)
 
 
+def refuse_objects(func: Any) -> Any:
+    """Refuse an object array made of a tracked value (``x.astype(object)``): it holds plain
+    Python numbers, so the gradient would be lost without a word."""
+    name = "a function" if func is None else name_of(func)
+    raise TypeError(
+        f"pullback: {name} made an object array (dtype=object) of a tracked value: it "
+        "holds plain Python numbers, which would drop the gradient. Keep a float dtype; "
+        "to apply a Python function to each element, use np.vectorize(f)(x)."
+    )
+
+
 def check_rule_result(func: Callable[..., Any], rule: Any, result: Any) -> None:
     """Refuse what a rule returned unless it is ``(out, pullback)`` (``(out, None)`` only
     for an integer or boolean ``out``, which carries no gradient)."""
@@ -447,6 +458,8 @@ def name_of(func: Any) -> str:
         return f"scipy.special.{short}" if getattr(special, short, None) is func else short
     if func is getitem:
         return "indexing (x[...])"
+    if func is astype:
+        return "x.astype"
     mod: str = getattr(func, "__module__", "") or ""
     name: str = getattr(func, "__qualname__", "") or getattr(func, "__name__", repr(func))
     if mod.startswith("numpy"):

@@ -132,6 +132,42 @@ def test_masked_arrays_and_matrices_are_refused_at_the_boundary():
         pb.grad(lambda x: np.sum(x * 2.0))(np.matrix([[1.0, 2.0]]))
 
 
+@pytest.mark.parametrize("to_objects", [
+    lambda x: x.astype(object),
+    lambda x: np.asarray(x, dtype=object),
+    lambda x: np.array([x[0], x[1]], dtype=object),
+], ids=["astype", "asarray", "array of a list"])
+def test_object_arrays_of_tracked_values_are_refused(to_objects):
+    # an object array holds plain Python numbers: its sum had a gradient of zero
+    with pytest.raises(TypeError, match=r"object array \(dtype=object\).*np.vectorize"):
+        pb.grad(lambda x: np.sum(to_objects(x) ** 2))(np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("loss", [
+    lambda x: sum(v ** 2 for v in x.tolist()),
+    lambda x: x[0].item() ** 2 + 1.0,
+    lambda x: np.float64(np.asarray(x)[1].item()) * 3.0,
+], ids=["tolist", "item", "asarray item"])
+def test_a_loss_computed_from_item_or_tolist_is_an_error_not_a_zero_gradient(loss):
+    from pullback.methods import escapes
+
+    x = np.array([1.0, 2.0])
+    for transform in (pb.grad, pb.jacobian):
+        with pytest.raises(ValueError, match=r"derivative would be zero.*x\.(item|tolist)"):
+            transform(loss)(x)
+    assert not escapes  # nothing is kept once the transform ends
+
+
+def test_a_zero_derivative_without_an_escape_is_zero():
+    x = np.array([1.0, 2.0])
+    for loss in (lambda x: 3.0, lambda x: np.sum(pb.stop_gradient(x) ** 2),
+                 lambda x: np.sum(np.floor(x))):
+        np.testing.assert_array_equal(pb.grad(loss)(x), [0.0, 0.0])
+    # item() for control flow or logging, with the loss on the graph: as before
+    np.testing.assert_array_equal(
+        pb.grad(lambda x: np.sum(x ** 2) if x[0].item() > 0 else np.sum(x))(x), 2 * x)
+
+
 def test_copies_inside_the_loss_keep_the_gradient():
     x = np.array([1.0, -2.0])
     np.testing.assert_array_equal(pb.grad(lambda x: np.sum(copy.copy(x) ** 2))(x), 2 * x)
