@@ -264,13 +264,23 @@ def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
     ans = np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
 
     def nan_to_num_pullback(g):
-        # finite entries pass through; replaced ones are constants
+        # finite entries pass through; a replaced entry is its replacement value, which
+        # gets the cotangents of the entries it replaced
         px = plain(x)
         zero = zero_of(g)
-        if np.iscomplexobj(px):
-            return (np.where(np.isfinite(px.real), np.real(g), 0)
-                    + 1j * np.where(np.isfinite(px.imag), np.imag(g), 0),)
-        return (np.where(np.isfinite(px), g, zero),)
+        axes = tuple(range(-np.ndim(px), 0))
+        parts = [(np.real(g), np.real(px))]
+        if np.iscomplexobj(px):  # real and imaginary parts are replaced separately
+            parts.append((np.imag(g), np.imag(px)))
+            ct = (np.where(np.isfinite(px.real), np.real(g), 0)
+                  + 1j * np.where(np.isfinite(px.imag), np.imag(g), 0))
+        else:
+            ct = np.where(np.isfinite(px), g, zero)
+
+        def replaced(test):  # a thunk: the engine calls it for a tracked value only
+            return lambda: sum(np.sum(np.where(test(v), c, 0), axis=axes) for c, v in parts)
+
+        return ct, None, replaced(np.isnan), replaced(np.isposinf), replaced(np.isneginf)
 
     return ans, nan_to_num_pullback
 

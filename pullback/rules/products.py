@@ -416,7 +416,7 @@ def _interp_knots(x, xp, period):
 @rrule(np.polyval)
 def polyval_rule(p, x):
     ans = np.polyval(p, x)
-    n = len(plain(p))
+    n = shape_of(plain(p))[0]  # (len of an np.poly1d is its order)
 
     def polyval_pullback(g):
         def polyval_p():

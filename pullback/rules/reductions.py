@@ -394,7 +394,7 @@ def trace_rule(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
                                                     for i, s in enumerate(shape))), g)
         ct = np.expand_dims(g, (ax1 - ndim, ax2 - ndim))
         zero = on_backend(np.zeros((), dtype=plain(g).dtype), g)
-        return np.where(diagonal, ct, zero), None, None, None
+        return np.where(diagonal, ct, zero), None, None, None, None, None
 
     return ans, trace_pullback
 

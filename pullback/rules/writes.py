@@ -161,7 +161,7 @@ for _func in (np.zeros_like, np.ones_like):
 def empty_like_rule(prototype, dtype=None, order="K", subok=True, shape=None):
     # zeros: an empty buffer's contents are unspecified, and zeros make them reproducible
     def empty_like_pullback(g):
-        return (None,)
+        return (None,) * 5
 
     return np.zeros_like(prototype, dtype, order, subok, shape), empty_like_pullback
 

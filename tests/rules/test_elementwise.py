@@ -97,6 +97,13 @@ SPECS = [
     # finite replacements: the default +-1.8e308 would swamp finite differences
     Spec(np.nan_to_num, [(4,), (2, 3)], domain=_with_nonfinite,
          kwargs={"nan": [0.0, 2.0], "posinf": [5.0], "neginf": [-5.0]}),
+    # tracked replacement values, given by position and by keyword
+    Spec(np.nan_to_num, [((4,), (), (), ())], domain=(_with_nonfinite, "real", "real", "real"),
+         call=lambda x, a, b, c: np.nan_to_num(x, True, a, b, c),
+         name="np.nan_to_num(tracked replacements)"),
+    Spec(np.nan_to_num, [((2, 3), ())], domain=(_with_nonfinite, "real"),
+         call=lambda x, a: np.nan_to_num(x, nan=a, posinf=5.0, neginf=a * 2),
+         name="np.nan_to_num(tracked nan=)"),
     Spec(np.conjugate, SMALL),
     Spec(np.real, SMALL),
     Spec(np.imag, SMALL),
@@ -117,7 +124,10 @@ SPECS += [Spec(f, COMPLEX_UNARY, domain="complex", name=f"np.{f.__name__}(comple
           for f in (np.conjugate, np.real, np.imag, np.absolute, np.angle)]
 SPECS += [Spec(np.nan_to_num, [(4,), (2, 3)], name="np.nan_to_num(complex)",
                domain=_complex_with_nonfinite,
-               kwargs={"posinf": [5.0], "neginf": [-5.0]})]
+               kwargs={"posinf": [5.0], "neginf": [-5.0]}),
+          Spec(np.nan_to_num, [((2, 3), ())], domain=(_complex_with_nonfinite, "real"),
+               call=lambda z, a: np.nan_to_num(z, True, a, -a, 3.0),
+               name="np.nan_to_num(complex, tracked replacements)")]
 SPECS += [Spec(np.real_if_close, COMPLEX_UNARY, domain="complex",
                name="np.real_if_close(complex)"),
           Spec(np.real_if_close, SMALL, name="np.real_if_close(real)"),

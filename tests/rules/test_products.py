@@ -155,3 +155,9 @@ def test_interp_sample_points_have_no_rule():
     x, fp = np.linspace(0.0, 1.0, 5), np.array([1.0, -1.0, 2.0, 0.5])
     with pytest.raises(pb.NoRuleError, match="the sample points xp"):
         pb.grad(lambda xp: np.sum(np.interp(x, xp, fp)))(np.linspace(0.0, 1.0, 4))
+
+
+def test_polyval_of_a_poly1d():
+    # len(np.poly1d) is its order, one less than its number of coefficients
+    p = np.poly1d([1.0, -2.0, 3.0, 0.5])
+    pb.check_grads(lambda x: np.polyval(p, x), np.array([0.3, -1.2, 2.0]), order=2)

@@ -81,6 +81,8 @@ SPECS = [
     Spec(np.nanprod, [(4,), (3, 4)], domain=with_nan, kwargs=AXES),
     Spec(np.trace, [(3, 3), (3, 4)], kwargs={"offset": [0, 1, -1]}),
     Spec(np.trace, [(2, 3, 4)], kwargs={"offset": [0, 1], "axis1": [2, 0], "axis2": [1]}),
+    Spec(np.trace, [(3, 4)], call=lambda a: np.trace(a, 1, 0, 1, np.float64),
+         name="np.trace(every argument by position)"),
 ]
 
 # max and min are smooth away from ties (random inputs have none): the pullback is

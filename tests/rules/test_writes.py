@@ -31,5 +31,7 @@ SPECS += [
     Spec(np.zeros_like, UNARY),
     Spec(np.ones_like, UNARY),
     Spec(np.empty_like, UNARY, call=lambda x: _filled(np.empty_like(x)) * x),
+    Spec(np.empty_like, UNARY, name="np.empty_like(every argument by position)",
+         call=lambda x: _filled(np.empty_like(x, np.float64, "K", True, None)) * x),
     Spec(np.full_like, [((3,), ()), ((2, 3), ())]),
 ]
