@@ -3,15 +3,37 @@ that a rule (which takes its differentiated arguments positionally) can see them
 
 import inspect
 
+import numpy as np
+
 from .registry import name_of
+
+
+def _bincount(x, /, weights=None, minlength=0):
+    pass
+
+
+# NumPy's C functions whose signature inspect cannot read on NumPy 1.26 (NumPy 2's carry it)
+_C_SIGNATURES = {np.bincount: inspect.signature(_bincount)}
+
+
+def signature_of(func):
+    """``func``'s signature: its Python body's, NumPy's dispatcher's, or the table's."""
+    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
+    for candidate in (target, func):
+        try:
+            return inspect.signature(candidate)
+        except (TypeError, ValueError):  # a C function (np.bincount's implementation)
+            continue
+    if func in _C_SIGNATURES:
+        return _C_SIGNATURES[func]
+    raise ValueError(f"no signature for {name_of(func)}")
 
 
 def bind_positional(func, args, kwargs, boxed):
     """Move keyword arguments that are ``boxed`` instances (tracked values) into positional
     places using ``func``'s signature."""
-    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
     try:
-        sig = inspect.signature(target)
+        sig = signature_of(func)
         bound = sig.bind(*args, **kwargs)
     except (TypeError, ValueError):
         name = next(k for k, v in kwargs.items() if isinstance(v, boxed))

@@ -26,10 +26,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class NoRuleError(NotImplementedError):
     """A function met a tracked value and no derivative rule is registered for it.
 
-    >>> pb.grad(lambda x: np.sum(np.histogram(x)[0]))(np.ones(3))
+    >>> pb.grad(lambda x: np.sum(np.histogramdd(x)[0]))(np.ones(3))
     Traceback (most recent call last):
     ...
-    pullback.registry.NoRuleError: pullback: no derivative rule for np.histogram, ...
+    pullback.registry.NoRuleError: pullback: no derivative rule for np.histogramdd, ...
     """
 
 

@@ -4,6 +4,7 @@ The SciPy modules load only when SciPy is installed."""
 import importlib.util
 
 from . import (  # noqa: F401
+    array_api,
     assembly,
     elementwise,
     fft,
@@ -13,11 +14,13 @@ from . import (  # noqa: F401
     linalg_norm,
     nondiff,
     padding,
+    polynomials,
     products,
     reductions,
     scans,
     shapes,
     sorting,
+    statistics,
     writes,
 )
 

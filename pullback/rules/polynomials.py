@@ -1,0 +1,207 @@
+"""Polynomials in coefficient arrays (highest power first): polyadd, polysub, polymul,
+polyder, polyint, poly, roots and polyfit, each a composite of NumPy's own steps on
+functions that have rules (polyval is in products.py).
+
+Conventions. An ``np.poly1d`` cannot hold tracked coefficients, so a poly1d argument in a
+call on tracked values raises TypeError: pass its ``.coeffs`` (the result is then an array
+of coefficients). polymul drops leading zero coefficients, as poly1d does: they get no
+gradient (the product's degree jumps there). roots differentiates the eigenvalues of the
+companion matrix: at a repeated root the derivative is infinite, and the gradient there is
+huge or NaN (the companion matrix is defective). poly of a square matrix is the
+characteristic polynomial of its eigenvalues (the same holds at repeated eigenvalues).
+polyfit is differentiated through its least-squares solve, where the scaled Vandermonde
+matrix has full rank.
+"""
+
+import warnings
+
+import numpy as np
+
+from ..extend import Tracked, composite, plain
+
+_RANK_WARNING = getattr(getattr(np, "exceptions", np), "RankWarning", None)
+
+
+def _no_poly1d(name, *args):
+    if any(isinstance(a, np.poly1d) for a in args):
+        raise TypeError(
+            f"pullback: {name}: an np.poly1d cannot hold tracked coefficients; pass its "
+            "coefficient array (p.coeffs) instead, and the result is an array of coefficients"
+        )
+
+
+def _as_array(p):
+    return p if isinstance(p, Tracked) else np.asarray(p)
+
+
+def _padded(a1, a2):
+    """Both as 1-d coefficient arrays of the same length, the shorter padded in front."""
+    a1, a2 = np.atleast_1d(a1), np.atleast_1d(a2)
+    diff = len(a2) - len(a1)
+    if diff > 0:
+        a1 = np.concatenate((np.zeros(diff, a1.dtype), a1))
+    elif diff < 0:
+        a2 = np.concatenate((np.zeros(-diff, a2.dtype), a2))
+    return a1, a2
+
+
+def polyadd_impl(a1, a2):
+    _no_poly1d("np.polyadd", a1, a2)
+    a1, a2 = _padded(a1, a2)
+    return a1 + a2
+
+
+def polysub_impl(a1, a2):
+    _no_poly1d("np.polysub", a1, a2)
+    a1, a2 = _padded(a1, a2)
+    return a1 - a2
+
+
+def _leading_zeros_dropped(a):
+    """The coefficients as np.poly1d keeps them: 1-d, leading zeros dropped ([0] if all are
+    zero)."""
+    a = np.atleast_1d(a)
+    if a.ndim > 1:
+        raise ValueError("Polynomial must be 1d only.")
+    nonzero = np.flatnonzero(plain(a))
+    if len(nonzero) == 0:
+        return np.zeros(1, a.dtype)  # the zero polynomial: a constant
+    return a[int(nonzero[0]):]
+
+
+def polymul_impl(a1, a2):
+    _no_poly1d("np.polymul", a1, a2)
+    return np.convolve(_leading_zeros_dropped(a1), _leading_zeros_dropped(a2))
+
+
+def polyder_impl(p, m=1):
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    _no_poly1d("np.polyder", p)
+    p = _as_array(p)
+    for _ in range(m):
+        p = p[:-1] * np.arange(len(p) - 1, 0, -1)
+    return p
+
+
+def polyint_impl(p, m=1, k=None):
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    _no_poly1d("np.polyint", p)
+    if k is None:
+        k = np.zeros(m, float)
+    k = np.atleast_1d(k)
+    if len(k) == 1 and m > 1:
+        k = k[0] * np.ones(m, float)
+    if len(k) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = _as_array(p)
+    for i in range(m):  # the constant of the i-th integration is k[i]
+        p = np.concatenate((p / np.arange(len(p), 0, -1), k[i:i + 1]))
+    return p
+
+
+def poly_impl(seq_of_zeros):
+    zeros = np.atleast_1d(seq_of_zeros)
+    shape = zeros.shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        zeros = np.linalg.eigvals(zeros)
+    elif len(shape) == 1:
+        dtype = np.dtype(np.mintypecode(zeros.dtype.char))
+        if zeros.dtype != dtype:
+            zeros = zeros.astype(dtype)
+    else:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if len(zeros) == 0:
+        return 1.0
+    dtype = zeros.dtype
+    a = np.ones((1,), dtype=dtype)
+    one = np.ones((1,), dtype=dtype)
+    for k in range(len(zeros)):  # a times (x - zero), one root at a time
+        a = np.convolve(a, np.concatenate((one, -zeros[k:k + 1])), mode="full")
+    if np.iscomplexobj(plain(a)):
+        # roots in complex-conjugate pairs give a real polynomial
+        values = np.asarray(plain(zeros), complex)
+        if np.all(np.sort(values) == np.sort(values.conjugate())):
+            a = np.real(a)
+    return a
+
+
+def roots_impl(p):
+    p = np.atleast_1d(p)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nonzero = np.flatnonzero(plain(p))
+    if len(nonzero) == 0:
+        return np.array([])
+    trailing_zeros = len(p) - nonzero[-1] - 1  # the roots at 0
+    p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+    if not np.issubdtype(p.dtype, np.inexact):
+        p = p.astype(float)
+    n = len(p)
+    if n > 1:
+        # the companion matrix: first row -p[1:] / p[0], ones below the diagonal
+        below = np.diag(np.ones((n - 2,), p.dtype), -1)[1:]
+        companion = np.concatenate(((-p[1:] / p[0])[None, :], below), axis=0)
+        found = np.linalg.eigvals(companion)
+    else:
+        found = np.array([])
+    return np.concatenate((found, np.zeros(trailing_zeros, found.dtype)))
+
+
+def polyfit_impl(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    order = int(deg) + 1
+    x, y = _as_array(x) + 0.0, _as_array(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = len(x) * np.finfo(x.dtype).eps
+    lhs, rhs = np.vander(x, order), y
+    if w is not None:
+        w = _as_array(w) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
+    # scale the columns to improve the condition number, solve, and scale back
+    scale = np.sqrt(np.sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = np.linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    if rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", _RANK_WARNING, stacklevel=3)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    base = np.linalg.inv(np.dot(lhs.T, lhs)) / np.outer(scale, scale)
+    if cov == "unscaled":
+        fac = 1
+    else:
+        if len(x) <= order:
+            raise ValueError("the number of data points must exceed order "
+                             "to scale the covariance matrix")
+        fac = resids / (len(x) - order)
+    return c, (base * fac if y.ndim == 1 else base[:, :, None] * fac)
+
+
+composite(np.polyadd, polyadd_impl)
+composite(np.polysub, polysub_impl)
+composite(np.polymul, polymul_impl)
+composite(np.polyder, polyder_impl)
+composite(np.polyint, polyint_impl)
+composite(np.poly, poly_impl)
+composite(np.roots, roots_impl)
+composite(np.polyfit, polyfit_impl)

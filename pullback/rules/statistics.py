@@ -1,0 +1,237 @@
+"""Statistics: cov and corrcoef (composites of mean, dot and friends), histogram and
+bincount (linear in their weights).
+
+Conventions. Counts are piecewise constant in the sample: the sample gets no gradient
+through them (as floor and round). The bin edges histogram derives from the sample (an
+integer or string ``bins`` and no ``range``) are ``linspace(min(a), max(a), k + 1)``: they
+carry the gradient of min and max (tied extremes share it, as in np.min and np.max), and so
+does a density, which divides by the bins' widths. corrcoef's clip to [-1, 1] only undoes
+rounding (a correlation lies in [-1, 1]): it is differentiated as the identity. cov's
+``fweights`` are integer frequencies, constants; a tracked one raises TypeError.
+"""
+
+import warnings
+
+import numpy as np
+
+from ..extend import (
+    Tracked,
+    composite,
+    is_complex,
+    not_implemented,
+    plain,
+    rrule,
+    shape_of,
+    stop_gradient,
+)
+from ._util import batch_shape, conj_if_complex, zero_of
+
+# ---------------------------------------------------------------------------- cov, corrcoef
+
+
+def _as_rows(v, dtype, rowvar):
+    """``v`` as a 2-d array of variables (rows) and observations, in ``dtype``."""
+    x = np.atleast_2d(v)
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    return x
+
+
+def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+             dtype=None):
+    # NumPy's algorithm, step by step, on values that may be tracked
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    if isinstance(fweights, Tracked):
+        raise TypeError(
+            "pullback: np.cov: fweights are integer frequencies, which have no derivative; "
+            "pass them as a plain array (pb.stop_gradient), or differentiable weights as "
+            "aweights"
+        )
+    m = m if isinstance(m, Tracked) else np.asarray(m)
+    if np.ndim(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = y if isinstance(y, Tracked) else np.asarray(y)
+        if np.ndim(y) > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(*(plain(v) for v in (m, y) if v is not None), np.float64)
+    x = np.atleast_2d(m)
+    x = x if x.dtype == dtype else x.astype(dtype)
+    if not rowvar and np.ndim(m) != 1:
+        x = x.T
+    if x.shape[0] == 0:
+        return np.array([]).reshape(0, 0)
+    if y is not None:
+        x = np.concatenate((x, _as_rows(y, dtype, rowvar)), axis=0)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+
+    w = None
+    n = x.shape[1]
+    if fweights is not None:
+        fweights = np.asarray(fweights, dtype=float)
+        if not np.all(fweights == np.around(fweights)):
+            raise TypeError("fweights must be integer")
+        if fweights.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if fweights.shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if any(fweights < 0):
+            raise ValueError("fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        aweights = aweights.astype(float) if isinstance(aweights, Tracked) else np.asarray(
+            aweights, dtype=float)
+        if aweights.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if aweights.shape[0] != n:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        if any(plain(aweights) < 0):
+            raise ValueError("aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+
+    avg, w_sum = np.average(x, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
+    if w is None:
+        fact = n - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * aweights) / w_sum
+    if plain(fact) <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
+        fact = 0.0
+    x = x - avg[:, None]
+    x_t = x.T if w is None else (x * w).T
+    c = np.dot(x, np.conj(x_t)) * np.true_divide(1, fact)
+    return np.squeeze(c)
+
+
+composite(np.cov, cov_impl)
+
+
+def corrcoef_impl(x, y=None, rowvar=True, *deprecated, dtype=None, **bias_ddof):
+    if deprecated or bias_ddof:  # NumPy 1.x's bias and ddof (no effect; gone in 2.x):
+        np.corrcoef(np.eye(2), None, True, *deprecated, **bias_ddof)  # NumPy's own answer
+    c = np.cov(x, y, rowvar, dtype=dtype)
+    if np.ndim(plain(c)) != 2:  # a single variable: nan for a zero variance, else 1
+        return c / c
+    stddev = np.sqrt(np.real(np.diagonal(c)))
+    c = c / stddev[:, None] / stddev[None, :]
+    # NumPy clips the real and imaginary parts to [-1, 1]; that corrects rounding only, so
+    # the correction is a constant: the gradient is that of the unclipped ratio
+    value = plain(c)
+    clipped = np.clip(value.real, -1, 1)
+    if np.iscomplexobj(value):
+        clipped = clipped + 1j * np.clip(value.imag, -1, 1)
+    return c + stop_gradient(clipped - value)
+
+
+composite(np.corrcoef, corrcoef_impl)
+
+
+# ---------------------------------------------------------------------------- bincount
+
+@rrule(np.bincount)
+def bincount_rule(x, weights=None, minlength=0):
+    # out[j] = sum of weights[i] over x[i] = j: linear in the weights
+    ans = np.bincount(x, weights, minlength)
+
+    def bincount_pullback(g):
+        def bincount_weights():
+            return g[..., np.asarray(plain(x))]
+
+        return None, bincount_weights, None
+
+    return ans, bincount_pullback
+
+
+# ---------------------------------------------------------------------------- histogram
+
+def _edges_source(a, bins, range):
+    """Where histogram's bin edges come from: 'bins' (an array of edges), 'range' or
+    'sample' (linspace between two ends, those of ``range`` or the sample's min and max)."""
+    if not isinstance(bins, str) and np.ndim(plain(bins)) == 1:
+        return "bins"
+    return "sample" if range is None else "range"
+
+
+NO_COMPLEX_SAMPLE = not_implemented(
+    "np.histogram's edges derived from a complex sample 'a' (histogram its real part)")
+
+
+@rrule(np.histogram)
+def histogram_rule(a, bins=10, range=None, density=None, weights=None):
+    """Derivatives with respect to the weights (the counts are linear in them), the sample
+    (through edges derived from it), ``bins`` given as edges, and ``range``."""
+    ans = np.histogram(a, bins, range, density, weights)
+    source = _edges_source(a, bins, range)
+    edges = np.asarray(plain(ans[1]))
+    k = len(edges) - 1
+    flat = np.ravel(plain(a))
+
+    def bins_of_sample():
+        # NumPy's bins: edges[j] <= x < edges[j + 1], the last one closed on the right
+        inside = (flat >= edges[0]) & (flat <= edges[-1])
+        index = np.clip(np.searchsorted(edges, flat, side="right") - 1, 0, k - 1)
+        return inside, index
+
+    def histogram_pullback(g):
+        g_counts, g_edges = g
+        widths = np.diff(ans[1])  # (the edges may be tracked one level down)
+        if not np.issubdtype(plain(widths).dtype, np.inexact):
+            widths = widths.astype(float)
+        nb = batch_shape(g_edges, 1)
+
+        def edges_cotangent():
+            ct = g_edges
+            if density:  # the density divides by the widths, diff(edges)
+                ct_widths = -g_counts * conj_if_complex(ans[0]) / widths
+                pad = [(0, 0)] * len(nb)
+                ct = ct + np.pad(ct_widths, pad + [(1, 0)]) - np.pad(ct_widths, pad + [(0, 1)])
+            return ct
+
+        def ends_cotangent():
+            # edges = linspace(lo, hi, k + 1): d edges[j] / d lo = 1 - j / k, / d hi = j / k
+            share = np.arange(k + 1) / k
+            ct = edges_cotangent()
+            return np.sum(ct * (1 - share), axis=-1), np.sum(ct * share, axis=-1)
+
+        def histogram_a():
+            ct_lo, ct_hi = ends_cotangent()
+            lo, hi = flat == flat.min(), flat == flat.max()  # tied extremes share
+            ct = (np.expand_dims(ct_lo, -1) * (lo / lo.sum())
+                  + np.expand_dims(ct_hi, -1) * (hi / hi.sum()))
+            return np.reshape(ct, nb + shape_of(a))
+
+        def histogram_range():  # (the engine gives a range holding tracked ends as an array)
+            return np.stack(ends_cotangent(), axis=-1)
+
+        def histogram_weights():
+            inside, index = bins_of_sample()
+            if not density:
+                ct = g_counts[..., index]
+            else:
+                # density = n / widths / s, s the weight inside the bins
+                w = np.ravel(weights)
+                total = np.sum(np.where(inside, w, zero_of(plain(w))))
+                mean = np.sum(g_counts * conj_if_complex(ans[0]), axis=-1, keepdims=True)
+                ct = ((g_counts / widths)[..., index] - mean) / conj_if_complex(total)
+            ct = np.where(inside, ct, zero_of(g_counts))
+            return np.reshape(ct, nb + shape_of(weights))
+
+        if source == "sample" and is_complex(a):
+            histogram_a = NO_COMPLEX_SAMPLE
+        return (histogram_a if source == "sample" and flat.size else None,
+                edges_cotangent if source == "bins" else None,
+                histogram_range if source == "range" else None,
+                None,
+                None if weights is None else histogram_weights)
+
+    return ans, histogram_pullback

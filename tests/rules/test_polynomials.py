@@ -1,0 +1,127 @@
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import Spec
+
+_X = np.array([-1.0, -0.4, 0.2, 0.9, 1.5, 2.2])  # polyfit's sample points, as a constant
+
+
+def _points(rng, shape):
+    return np.sort(rng.uniform(-2.0, 2.0, shape)) + np.arange(shape[0]) * 0.3
+
+
+def _spread(rng, shape):
+    # distinct roots, far enough apart for the derivative to be moderate
+    return np.arange(shape[0]) * 1.3 - 1.0 + rng.uniform(-0.2, 0.2, shape)
+
+
+_PAIRS = [((3,), (3,)), ((2,), (4,)), ((4,), (2,)), ((), (3,))]
+
+SPECS = [
+    Spec(np.polyadd, _PAIRS),
+    Spec(np.polyadd, [((2,), (3,))], domain="complex", name="np.polyadd(complex)"),
+    Spec(np.polysub, _PAIRS),
+    Spec(np.polysub, [((3,), (2,))], domain="complex", name="np.polysub(complex)"),
+    Spec(np.polymul, [((3,), (2,)), ((1,), (4,)), ((), (3,))], domain="nonzero"),
+    Spec(np.polymul, [((3,), (2,))], domain="complex", name="np.polymul(complex)"),
+    Spec(np.polyder, [(4,), (1,)], kwargs={"m": [0, 1, 2, 5]}),
+    Spec(np.polyder, [(3,)], domain="complex", name="np.polyder(complex)"),
+    Spec(np.polyint, [(3,), (1,)], kwargs={"m": [0, 1, 3]}),
+    Spec(np.polyint, [()], kwargs={"m": [0]}, name="np.polyint(0-d, m=0)"),
+    Spec(np.polyint, [(3,)], kwargs={"m": [2]}, call=lambda p, m: np.polyint(p, m, 2.5),
+         name="np.polyint(k constant)"),
+    # a tracked constant of integration: one, or one per integration
+    Spec(np.polyint, [((3,), (2,)), ((3,), ()), ((2,), (1,))],
+         call=lambda p, k: np.polyint(p, 2, k), name="np.polyint(k)"),
+    Spec(np.polyint, [((3,), ())], call=lambda p, k: np.polyint(p, k=k),
+         name="np.polyint(k by keyword)"),
+    Spec(np.poly, [(3,), (1,)], name="np.poly(roots)"),
+    Spec(np.poly, [(2,)], domain="complex", name="np.poly(complex roots)"),
+    # a square matrix: its characteristic polynomial (through its eigenvalues)
+    Spec(np.poly, [(3, 3), (1, 1)], domain=lambda rng, s: np.diag([1.0, 2.5, 4.0][:s[0]])
+         + 0.3 * rng.standard_normal(s), name="np.poly(matrix)"),
+    # roots: the eigenvalues of the companion matrix, complex in general
+    Spec(np.roots, [(3,)], domain=lambda rng, s: np.poly(_spread(rng, (2,))),
+         name="np.roots(real roots)"),
+    Spec(np.roots, [(4,), (2,)], domain="nonzero", name="np.roots(random)"),
+    Spec(np.roots, [(3,)], domain="complex", name="np.roots(complex)"),
+    Spec(np.roots, [(3,)], call=lambda p: np.roots(np.concatenate([[0.0], p, [0.0, 0.0]])),
+         domain="nonzero", name="np.roots(leading and trailing zeros)"),
+    # polyfit: differentiable in x, y and w
+    Spec(np.polyfit, [((6,), (6,)), ((6,), (6, 2))], domain=(_points, "real"),
+         kwargs={"deg": [0, 1, 3]}),
+    Spec(np.polyfit, [((6,), (6,), (6,))], domain=(_points, "real", "positive"),
+         call=lambda x, y, w: np.polyfit(x, y, 2, w=w), name="np.polyfit(w)"),
+    Spec(np.polyfit, [((6,),), ((6, 2),)], call=lambda y: np.polyfit(_X, y, 2, rcond=1e-10),
+         name="np.polyfit(y, rcond)"),
+    Spec(np.polyfit, [((6,), (6,), (6,)), ((6,), (6, 2), (6,))],
+         domain=(_points, "real", "positive"), kwargs={"cov": [True, "unscaled"]},
+         call=lambda x, y, w, cov: np.polyfit(x, y, 2, w=w, cov=cov), name="np.polyfit(cov)"),
+    Spec(np.polyfit, [((6,), (6,))], domain=(_points, "real"), name="np.polyfit(full)",
+         call=lambda x, y: np.polyfit(x, y, 2, full=True)[:2] + np.polyfit(x, y, 2,
+                                                                             full=True)[3:4]),
+]
+
+
+def test_poly1d_arguments_are_refused():
+    q = np.poly1d([1.0, 2.0])
+    for func in (np.polyadd, np.polysub, np.polymul):
+        with pytest.raises(TypeError, match="np.poly1d cannot hold tracked coefficients"):
+            pb.grad(lambda p, func=func: np.sum(func(q, p)))(np.array([1.0, 3.0]))
+
+
+def test_polymul_leading_zeros_are_dropped_and_get_no_gradient():
+    a2 = np.array([1.0, -2.0, 0.5])
+
+    def f(a1):
+        return np.sum(np.polymul(a1, a2) ** 2)
+
+    a1 = np.array([0.0, 0.0, 3.0, 1.0])
+    assert np.polymul(a1, a2).shape == (4,)
+    g = pb.grad(f)(a1)
+    assert g[0] == g[1] == 0.0
+    # the other coefficients: as if the zeros were not there
+    np.testing.assert_allclose(g[2:], pb.grad(f)(a1[2:]))
+    pb.check_grads(lambda t: np.polymul(np.concatenate([[0.0], t]), a2), a1[2:], order=2)
+
+
+def test_polyint_tracked_k_with_a_constant_p_is_refused_by_numpy_dispatch():
+    # np.polyint dispatches on p only: with a plain p NumPy's own code meets the tracked k
+    # and stops with a TypeError (no silent loss of the gradient)
+    with pytest.raises(TypeError):
+        pb.grad(lambda k: np.sum(np.polyint(np.array([1.0, 2.0]), k=k)))(1.0)
+
+
+def test_roots_at_a_repeated_root_have_an_infinite_derivative():
+    # (x - 1)^2: the companion matrix is defective, the roots move like sqrt(perturbation):
+    # the gradient of one root is huge (or NaN), not a finite limit
+    p = np.array([1.0, -2.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            g = pb.grad(lambda p: np.roots(p)[0].real)(p)
+        except (np.linalg.LinAlgError, pb.LossError):
+            return
+    assert not np.all(np.isfinite(g)) or np.max(np.abs(g)) > 1e6
+
+
+def test_polyfit_warns_as_numpy_on_a_rank_deficient_fit():
+    x = np.array([1.0, 1.0, 1.0, 2.0])
+    with pytest.warns(Warning, match="poorly conditioned"):
+        pb.grad(lambda y: np.sum(np.polyfit(x, y, 3)))(np.arange(4.0))
+
+
+def test_polynomial_code_as_users_write_it():
+    x = np.linspace(-1.0, 1.0, 7)
+
+    def loss(y):
+        c = np.polyfit(x, y, 3)
+        smooth = np.polyval(np.polyder(c), x)
+        area = np.polyval(np.polyint(c), 1.0) - np.polyval(np.polyint(c), -1.0)
+        return np.sum(smooth ** 2) + area ** 2 + np.sum(np.polymul(c, c))
+
+    pb.check_grads(loss, np.cos(3 * x), order=2)

@@ -1,0 +1,167 @@
+import warnings
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+from .spec import NUMPY2, Spec
+
+_FREQUENCIES = np.array([1, 2, 1, 3, 1])  # cov's fweights: integer constants
+_LABELS = np.array([0, 3, 1, 3, 3, 0])  # bincount's bins
+_SAMPLE = np.array([-1.7, -0.4, 0.05, 0.3, 0.9, 1.2, 2.6])  # a histogram's constant sample
+_EDGES = np.array([-2.0, -0.5, 0.5, 1.5, 3.0])
+
+
+def _sorted_edges(rng, shape):
+    # edges around _SAMPLE, away from its points
+    return _EDGES + rng.uniform(-0.05, 0.05, shape)
+
+
+def _lower_end(rng, shape):
+    return rng.uniform(-2.5, -2.0, shape)
+
+
+def _upper_end(rng, shape):
+    return rng.uniform(2.8, 3.2, shape)
+
+
+SPECS = [
+    # cov: rows or columns as variables, the normalization, a second array, complex data
+    Spec(np.cov, [(3, 5), (5,)],
+         kwargs={"rowvar": [True, False], "bias": [False, True], "ddof": [None, 0, 2]}),
+    Spec(np.cov, [(1, 4)], kwargs={"rowvar": [True]}),
+    Spec(np.cov, [((2, 5), (5,)), ((2, 5), (3, 5)), ((5,), (5,))],
+         call=lambda m, y, rowvar: np.cov(m, y, rowvar), kwargs={"rowvar": [True]},
+         name="np.cov(y)"),
+    Spec(np.cov, [((5, 2), (5, 3))], call=lambda m, y: np.cov(m, y, rowvar=False),
+         name="np.cov(y, rowvar=False)"),
+    Spec(np.cov, [(2, 4), (4,)], domain="complex", kwargs={"bias": [False, True]},
+         name="np.cov(complex)"),
+    Spec(np.cov, [(2, 4)], call=lambda m: np.cov(m, dtype=np.complex128),
+         name="np.cov(dtype)"),
+    Spec(np.cov, [(3, 5)], kwargs={"ddof": [None, 0, 2]}, name="np.cov(fweights)",
+         call=lambda m, ddof: np.cov(m, fweights=_FREQUENCIES, ddof=ddof)),
+    # aweights, tracked: every branch of the normalization
+    Spec(np.cov, [((3, 5), (5,))], domain=("real", "positive"),
+         kwargs={"ddof": [None, 0, 2], "bias": [False, True]}, name="np.cov(aweights)",
+         call=lambda m, w, ddof, bias: np.cov(m, aweights=w, ddof=ddof, bias=bias)),
+    Spec(np.cov, [((3, 5), (5,))], domain=("real", "positive"), kwargs={"ddof": [None, 0]},
+         name="np.cov(fweights, aweights)",
+         call=lambda m, w, ddof: np.cov(m, fweights=_FREQUENCIES, aweights=w, ddof=ddof)),
+    Spec(np.cov, [((2, 5), (5,))], domain=("complex", "positive"),
+         call=lambda m, w: np.cov(m, aweights=w), name="np.cov(complex, aweights)"),
+    # corrcoef: the clip to [-1, 1] is differentiated as the identity
+    Spec(np.corrcoef, [(3, 5), (2, 4)], kwargs={"rowvar": [True, False]}),
+    Spec(np.corrcoef, [((2, 5), (5,)), ((5,), (5,))], name="np.corrcoef(y)",
+         call=lambda x, y: np.corrcoef(x, y)),
+    Spec(np.corrcoef, [(5,)], name="np.corrcoef(one variable)"),
+    Spec(np.corrcoef, [(2, 4)], domain="complex", name="np.corrcoef(complex)"),
+    Spec(np.corrcoef, [(2, 4)], call=lambda x: np.corrcoef(x, dtype=np.complex128),
+         name="np.corrcoef(dtype)"),
+    # bincount: linear in the weights
+    Spec(np.bincount, [(6,)], kwargs={"minlength": [0, 6]},
+         call=lambda w, minlength: np.bincount(_LABELS, w, minlength)),
+    # histogram: linear in the weights; with density, divided by their total and the widths
+    Spec(np.histogram, [(7,)], name="np.histogram(weights)",
+         kwargs={"bins": [3, _EDGES], "density": [None, True]},
+         call=lambda w, bins, density: np.histogram(_SAMPLE, bins, weights=w,
+                                                    density=density)),
+    Spec(np.histogram, [(7,)], domain="complex", kwargs={"density": [None, True]},
+         call=lambda w, density: np.histogram(_SAMPLE, 4, (-1.0, 2.0), density, w),
+         name="np.histogram(complex weights, range)"),
+    # the sample: edges derived from its min and max carry their gradient
+    Spec(np.histogram, [(6,), (2, 3)], kwargs={"bins": [4, "auto"]},
+         call=lambda a, bins: np.histogram(a, bins)[1], name="np.histogram(edges of a)"),
+    Spec(np.histogram, [((7,), (7,))], kwargs={"density": [None, True]},
+         call=lambda a, w, density: np.histogram(a, 3, weights=w, density=density),
+         name="np.histogram(a, weights)"),
+    # edges given as bins, or their ends as range, tracked
+    Spec(np.histogram, [((7,), (5,))], domain=("positive", _sorted_edges),
+         call=lambda w, b: np.histogram(_SAMPLE, b, weights=w, density=True),
+         name="np.histogram(bins)"),
+    Spec(np.histogram, [((7,), (), ())], domain=("positive", _lower_end, _upper_end),
+         call=lambda w, lo, hi: np.histogram(_SAMPLE, 4, (lo, hi), True, w),
+         name="np.histogram(range)"),
+]
+
+
+def test_bincount_weights_as_a_keyword():
+    # np.bincount is a C function (binding.py reads its signature from NumPy 2's dispatcher,
+    # or from its own table on NumPy 1.26): weights= and minlength= by keyword as a user
+    # writes them, against finite differences of the same code
+    def loss(w):
+        return np.sum(np.bincount(_LABELS, weights=w, minlength=5) ** 2)
+
+    pb.check_grads(loss, np.array([0.5, 2.0, -1.0, 1.5, 3.0, 0.25]), order=2)
+
+
+def test_histogram_weights_outside_the_bins_get_nothing():
+    w = np.arange(1.0, 8.0)
+    g = pb.grad(lambda w: np.sum(np.histogram(_SAMPLE, 2, (0.0, 1.0), weights=w)[0]))(w)
+    np.testing.assert_array_equal(g, [0, 0, 1, 1, 1, 0, 0])
+
+
+def test_histogram_point_on_an_edge_counts_in_numpys_bin():
+    # NumPy's bins are half open, the last one closed: each weight's cotangent is its bin's
+    a = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    g_counts = np.array([1.0, 10.0, 100.0, 1000.0])
+    g = pb.grad(lambda w: np.sum(g_counts * np.histogram(a, 4, weights=w)[0]))(np.ones(5))
+    np.testing.assert_array_equal(g, [1, 10, 100, 1000, 1000])
+
+
+def test_histogram_of_a_sample_alone_has_zero_gradient_in_the_counts():
+    a = np.array([0.3, -1.0, 2.0, 0.7])
+    g = pb.grad(lambda a: np.sum(np.histogram(a, 3, weights=np.ones(4))[0] ** 2))(a)
+    np.testing.assert_array_equal(g, np.zeros(4))
+
+
+def test_histogram_edges_of_tied_extremes_share_the_gradient():
+    a = np.array([2.0, -1.0, 2.0, 0.5, -1.0])
+    g = pb.grad(lambda a: np.histogram(a, 3)[1][0])(a)  # the first edge is min(a)
+    np.testing.assert_array_equal(g, [0, 0.5, 0, 0, 0.5])
+    g = pb.grad(lambda a: np.sum(np.histogram(a, 2)[1]))(np.full(3, 4.0))  # min = max
+    np.testing.assert_allclose(g, np.full(3, 1.0))
+
+
+def test_histogram_of_a_complex_sample_is_refused():
+    with pytest.raises(pb.NoRuleError, match="derived from a complex sample 'a'"):
+        pb.grad(lambda a: np.sum(np.histogram(a, 3)[1]).real)(np.array([1.0 + 1j, 2.0]))
+
+
+def test_cov_tracked_fweights_are_refused():
+    m = np.arange(10.0).reshape(2, 5) ** 2
+    with pytest.raises(TypeError, match="np.cov: fweights are integer frequencies"):
+        pb.grad(lambda f: np.sum(np.cov(m, fweights=f)))(np.ones(5))
+
+
+def test_corrcoef_clip_is_differentiated_as_the_identity():
+    # perfectly correlated rows: NumPy's clip can trim rounding off the ones, the gradient
+    # is still that of the correlation (zero: it is at its maximum)
+    x = np.array([0.1, 0.7, 1.9, 3.2])
+    g = pb.grad(lambda x: np.sum(np.corrcoef(x, 3.0 * x + 1.0)))(x)
+    np.testing.assert_allclose(g, np.zeros(4), atol=1e-12)
+
+
+def test_cov_with_no_degrees_of_freedom_warns_as_numpy():
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+        out, _ = pb.vjp(np.cov, np.array([1.0]))
+    assert np.isnan(out)
+
+
+@pytest.mark.skipif(NUMPY2, reason="NumPy 1.x's deprecated bias and ddof of corrcoef")
+def test_corrcoef_deprecated_arguments_warn_as_numpy():
+    with pytest.warns(DeprecationWarning):
+        pb.grad(lambda x: np.sum(np.corrcoef(x, bias=1)))(np.arange(6.0).reshape(2, 3) ** 2)
+
+
+def test_cov_and_corrcoef_as_users_write_them():
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((4, 3))
+
+    def loss(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return np.sum(np.cov(x, rowvar=False) ** 2) + np.trace(np.corrcoef(x.T) @ x.T @ x)
+
+    pb.check_grads(loss, data, order=2)
