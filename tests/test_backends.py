@@ -31,9 +31,9 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.choose(mode=)", "np.choose(one array)", "np.gradient(a spacing and coordinates)",
     "np.gradient(coordinates)", "np.interp(fp)", "np.interp(left, right)",
     "np.interp(period, complex)", "np.interp(x, fp)", "np.polyval", "np.polyval(complex)",
-    "np.polyval(x)", "np.power(integer exponent)", "np.quantile(weights)", "np.select",
-    "np.select(plain default)", "np.std(0-d)", "np.where", "special.gammainc(array a)",
-    "special.gammaincc(array a)", "special.betainc(array a, b)")}
+    "np.polyval(x)", "np.power(integer exponent)", "np.ldexp(an exponent per column)",
+    "np.quantile(weights)", "np.select", "np.select(plain default)", "np.std(0-d)", "np.where",
+    "special.gammainc(array a)", "special.gammaincc(array a)", "special.betainc(array a, b)")}
 
 
 def _not_on_cupy(spec):
@@ -262,10 +262,14 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.cross(complex)': 'The `numpy.cross` function is not implemented by Dask array.',
     'np.cross(times a)': 'The `numpy.cross` function is not implemented by Dask array.',
     'np.cumprod': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
+    'np.cumprod(0-d, axis)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
     'np.cumprod(zeros)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
     'np.cumsum': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
+    'np.cumsum(0-d, axis)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
     'np.cumulative_prod': 'The `numpy.cumulative_prod` function is not implemented by Dask array.',
     'np.cumulative_sum': 'The `numpy.cumulative_sum` function is not implemented by Dask array.',
+    'np.cumulative_sum(0-d)':
+        'The `numpy.cumulative_sum` function is not implemented by Dask array.',
     'np.diagflat': 'The `numpy.diagflat` function is not implemented by Dask array.',
     'np.dot': 'IndexError: list index out of range',
     'np.dsplit': 'The `numpy.dsplit` function is not implemented by Dask array.',
@@ -288,6 +292,10 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.kron': 'The `numpy.kron` function is not implemented by Dask array.',
     'np.linalg.cholesky': "TypeError: cholesky() got an unexpected keyword argument 'upper'",
     'np.linalg.cond': 'The `numpy.linalg.cond` function is not implemented by Dask array.',
+    'np.linalg.cross': 'The `numpy.linalg.cross` function is not implemented by Dask array.',
+    'np.linalg.cross(axis)': 'The `numpy.linalg.cross` function is not implemented by Dask array.',
+    'np.linalg.cross(complex)':
+        'The `numpy.linalg.cross` function is not implemented by Dask array.',
     'np.linalg.det': 'The `numpy.linalg.det` function is not implemented by Dask array.',
     'np.linalg.eig': 'The `numpy.linalg.eig` function is not implemented by Dask array.',
     'np.linalg.eigh': 'The `numpy.linalg.eigh` function is not implemented by Dask array.',
@@ -323,10 +331,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.median':
         'NotImplementedError: The da.median function only works along an axis.  The full algo',
     'np.min(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
-    'np.nan_to_num':
-        "TypeError: nan_to_num does not take the following keyword arguments ['nan', 'neginf'",
-    'np.nan_to_num(complex)':
-        "TypeError: nan_to_num does not take the following keyword arguments ['neginf', 'posi",
+    'np.nancumprod(0-d, axis)': 'AxisError: Axis -1 is out of bounds for array of dimension 0',
+    'np.nancumsum(0-d, axis)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
     'np.nanmedian':
         'NotImplementedError: The da.nanmedian function only works along an axis or a subset ',
     'np.pad': 'TypeError: `pad_value` must be composed of integral typed values.',
@@ -351,6 +357,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.real_if_close(real)':
         'The `numpy.real_if_close` function is not implemented by Dask array.',
     'np.repeat': 'NotImplementedError: Must supply an integer axis value',
+    'np.repeat(0-d, axis)': 'ValueError: axis(=0) out of bounds',
     'np.repeat(per element)': 'NotImplementedError: Only integer valued repeats supported',
     'np.repeat(per element, flattened)': 'NotImplementedError: Must supply an integer axis value',
     'np.reshape': "TypeError: reshape() got an unexpected keyword argument 'order'",
@@ -364,6 +371,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.sum(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
     'np.sum(where=)': "TypeError: sum() got an unexpected keyword argument 'where'",
     'np.take': "TypeError: take() got an unexpected keyword argument 'mode'",
+    'np.take(0-d, axis)': 'AxisError: Axis 0 is out of bounds for array of dimension 0',
     'np.take_along_axis': 'The `numpy.take_along_axis` function is not implemented by Dask array.',
     'np.take_along_axis(broadcast)':
         'The `numpy.take_along_axis` function is not implemented by Dask array.',
@@ -379,6 +387,16 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.unique': "Dask's result has shape (nan,), NumPy's (4,)",
     'np.unique(axis=0)': "TypeError: unique() got an unexpected keyword argument 'axis'",
     'np.unique(return_counts)': "Dask's result has shape (nan,), NumPy's (4,)",
+    'np.unique_all': 'The `numpy.unique_all` function is not implemented by Dask array.',
+    'np.unique_all(complex)': 'The `numpy.unique_all` function is not implemented by Dask array.',
+    'np.unique_counts': 'The `numpy.unique_counts` function is not implemented by Dask array.',
+    'np.unique_inverse': 'The `numpy.unique_inverse` function is not implemented by Dask array.',
+    'np.unique_values': 'The `numpy.unique_values` function is not implemented by Dask array.',
+    'np.unique_values(complex)':
+        'The `numpy.unique_values` function is not implemented by Dask array.',
+    'np.unstack': 'The `numpy.unstack` function is not implemented by Dask array.',
+    'np.unstack(complex)': 'The `numpy.unstack` function is not implemented by Dask array.',
+    'np.unstack(one piece used)': 'The `numpy.unstack` function is not implemented by Dask array.',
     'np.vander': 'The `numpy.vander` function is not implemented by Dask array.',
     'np.var(where=)': "TypeError: var() got an unexpected keyword argument 'where'",
     'np.vsplit': 'The `numpy.vsplit` function is not implemented by Dask array.',

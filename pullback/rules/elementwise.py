@@ -261,7 +261,7 @@ elementwise(np.sinc, _sinc_deriv)
 
 @rrule(np.nan_to_num)
 def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    ans = np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    ans = np.nan_to_num(x, copy, nan, posinf, neginf)  # (by position: Dask's takes no keywords)
 
     def nan_to_num_pullback(g):
         # finite entries pass through; a replaced entry is its replacement value, which
