@@ -27,12 +27,14 @@ NOT_ON_CUPY_FUNCTIONS = {f"scipy.special.{n}": _SCIPY for n in (
 # made that array on the device
 _HOST_CONSTANT = "the row's call mixes a NumPy array constant with the device array"
 NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
-    "np.append(to a constant)", "np.concatenate(with a constant)", "np.choose",
+    "np.append(to a constant)", "np.bincount", "np.concatenate(with a constant)", "np.choose",
     "np.choose(mode=)", "np.choose(one array)", "np.gradient(a spacing and coordinates)",
-    "np.gradient(coordinates)", "np.interp(fp)", "np.interp(left, right)",
-    "np.interp(period, complex)", "np.interp(x, fp)", "np.polyval", "np.polyval(complex)",
-    "np.polyval(x)", "np.power(integer exponent)", "np.ldexp(an exponent per column)",
-    "np.quantile(weights)", "np.select", "np.select(plain default)", "np.std(0-d)", "np.where",
+    "np.gradient(coordinates)", "np.histogram(bins)", "np.histogram(complex weights, range)",
+    "np.histogram(range)", "np.histogram(weights)", "np.interp(fp)", "np.interp(left, right)",
+    "np.interp(period, complex)", "np.interp(x, fp)", "np.polyfit(y, rcond)", "np.polyval",
+    "np.polyval(complex)", "np.polyval(x)", "np.power(integer exponent)",
+    "np.ldexp(an exponent per column)", "np.quantile(weights)", "np.select",
+    "np.select(plain default)", "np.std(0-d)", "np.where",
     "special.gammainc(array a)", "special.gammaincc(array a)", "special.betainc(array a, b)")}
 
 
@@ -251,6 +253,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.array_split': 'The `numpy.array_split` function is not implemented by Dask array.',
     'np.average(weights along two axes)':
         'TypeError: 1D weights expected when shapes of a and weights differ.',
+    'np.bincount': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
     'np.choose(mode=)': "TypeError: choose() got an unexpected keyword argument 'mode'",
     'np.convolve': 'The `numpy.convolve` function is not implemented by Dask array.',
     'np.convolve(complex)': 'The `numpy.convolve` function is not implemented by Dask array.',
@@ -282,6 +285,15 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.gradient(a spacing per axis)':
         'NotImplementedError: dask array coordinated is not supported.',
     'np.gradient(one spacing)': 'NotImplementedError: dask array coordinated is not supported.',
+    'np.histogram(a, weights)':
+        'ValueError: dask.array.histogram requires either specifying bins as an iterable or s',
+    'np.histogram(bins)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
+    'np.histogram(complex weights, range)':
+        "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
+    'np.histogram(edges of a)':
+        'ValueError: dask.array.histogram requires either specifying bins as an iterable or s',
+    'np.histogram(range)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
+    'np.histogram(weights)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
     'np.hsplit': 'The `numpy.hsplit` function is not implemented by Dask array.',
     'np.inner': 'The `numpy.inner` function is not implemented by Dask array.',
     'np.inner(complex)': 'The `numpy.inner` function is not implemented by Dask array.',
@@ -340,6 +352,16 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.partition(several kth)': 'The `numpy.partition` function is not implemented by Dask array.',
     'np.percentile':
         "TypeError: percentile() got an unexpected keyword argument dict_keys(['axis', 'keepd",
+    'np.poly(complex roots)': 'The `numpy.poly` function is not implemented by Dask array.',
+    'np.poly(matrix)': 'The `numpy.poly` function is not implemented by Dask array.',
+    'np.poly(roots)': 'The `numpy.poly` function is not implemented by Dask array.',
+    'np.polyfit': 'The `numpy.polyfit` function is not implemented by Dask array.',
+    'np.polyfit(cov)': 'The `numpy.polyfit` function is not implemented by Dask array.',
+    'np.polyfit(full)': 'The `numpy.polyfit` function is not implemented by Dask array.',
+    'np.polyfit(w)': 'The `numpy.polyfit` function is not implemented by Dask array.',
+    'np.polyfit(y, rcond)': 'The `numpy.polyfit` function is not implemented by Dask array.',
+    'np.polymul': 'The `numpy.polymul` function is not implemented by Dask array.',
+    'np.polymul(complex)': 'The `numpy.polymul` function is not implemented by Dask array.',
     'np.polyval': 'The `numpy.polyval` function is not implemented by Dask array.',
     'np.polyval(complex)': 'The `numpy.polyval` function is not implemented by Dask array.',
     'np.polyval(x)': 'The `numpy.polyval` function is not implemented by Dask array.',
@@ -362,6 +384,11 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.repeat(per element, flattened)': 'NotImplementedError: Must supply an integer axis value',
     'np.reshape': "TypeError: reshape() got an unexpected keyword argument 'order'",
     'np.roll': 'TypeError: Expect `shift` to be an instance of Integral when `axis` is None.',
+    'np.roots(complex)': 'The `numpy.roots` function is not implemented by Dask array.',
+    'np.roots(leading and trailing zeros)':
+        'The `numpy.roots` function is not implemented by Dask array.',
+    'np.roots(random)': 'The `numpy.roots` function is not implemented by Dask array.',
+    'np.roots(real roots)': 'The `numpy.roots` function is not implemented by Dask array.',
     'np.select': 'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',
     'np.select(plain default)':
         'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',

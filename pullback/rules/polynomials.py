@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from ..extend import Tracked, composite, plain
+from ..extend import Tracked, composite, is_foreign, on_backend, plain, zeros_on
 
 _RANK_WARNING = getattr(getattr(np, "exceptions", np), "RankWarning", None)
 
@@ -31,17 +31,19 @@ def _no_poly1d(name, *args):
 
 
 def _as_array(p):
-    return p if isinstance(p, Tracked) else np.asarray(p)
+    """``p`` as an array: tracked values and arrays of other libraries (CuPy, Dask) as
+    they are."""
+    return p if isinstance(p, Tracked) or is_foreign(p) else np.asarray(p)
 
 
 def _padded(a1, a2):
     """Both as 1-d coefficient arrays of the same length, the shorter padded in front."""
-    a1, a2 = np.atleast_1d(a1), np.atleast_1d(a2)
+    a1, a2 = np.atleast_1d(_as_array(a1)), np.atleast_1d(_as_array(a2))
     diff = len(a2) - len(a1)
     if diff > 0:
-        a1 = np.concatenate((np.zeros(diff, a1.dtype), a1))
+        a1 = np.concatenate((zeros_on(a1, (diff,), a1.dtype), a1))
     elif diff < 0:
-        a2 = np.concatenate((np.zeros(-diff, a2.dtype), a2))
+        a2 = np.concatenate((zeros_on(a2, (-diff,), a2.dtype), a2))
     return a1, a2
 
 
@@ -60,12 +62,12 @@ def polysub_impl(a1, a2):
 def _leading_zeros_dropped(a):
     """The coefficients as np.poly1d keeps them: 1-d, leading zeros dropped ([0] if all are
     zero)."""
-    a = np.atleast_1d(a)
+    a = np.atleast_1d(_as_array(a))
     if a.ndim > 1:
         raise ValueError("Polynomial must be 1d only.")
-    nonzero = np.flatnonzero(plain(a))
+    nonzero = np.flatnonzero(plain(a))  # (on a device: read back, as the result's length)
     if len(nonzero) == 0:
-        return np.zeros(1, a.dtype)  # the zero polynomial: a constant
+        return zeros_on(a, (1,), a.dtype)  # the zero polynomial: a constant
     return a[int(nonzero[0]):]
 
 
@@ -81,7 +83,7 @@ def polyder_impl(p, m=1):
     _no_poly1d("np.polyder", p)
     p = _as_array(p)
     for _ in range(m):
-        p = p[:-1] * np.arange(len(p) - 1, 0, -1)
+        p = p[:-1] * on_backend(np.arange(len(p) - 1, 0, -1), p)
     return p
 
 
@@ -90,21 +92,23 @@ def polyint_impl(p, m=1, k=None):
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     _no_poly1d("np.polyint", p)
+    p = _as_array(p)
     if k is None:
         k = np.zeros(m, float)
-    k = np.atleast_1d(k)
+    k = np.atleast_1d(_as_array(k))
+    if not isinstance(k, Tracked) and not is_foreign(k):
+        k = on_backend(k, p)  # constants of integration: where p's values are
     if len(k) == 1 and m > 1:
-        k = k[0] * np.ones(m, float)
+        k = k[0] * on_backend(np.ones(m, float), k)
     if len(k) < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    p = _as_array(p)
     for i in range(m):  # the constant of the i-th integration is k[i]
-        p = np.concatenate((p / np.arange(len(p), 0, -1), k[i:i + 1]))
+        p = np.concatenate((p / on_backend(np.arange(len(p), 0, -1), p), k[i:i + 1]))
     return p
 
 
 def poly_impl(seq_of_zeros):
-    zeros = np.atleast_1d(seq_of_zeros)
+    zeros = np.atleast_1d(_as_array(seq_of_zeros))
     shape = zeros.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = np.linalg.eigvals(zeros)
@@ -117,38 +121,38 @@ def poly_impl(seq_of_zeros):
     if len(zeros) == 0:
         return 1.0
     dtype = zeros.dtype
-    a = np.ones((1,), dtype=dtype)
-    one = np.ones((1,), dtype=dtype)
+    a = one = on_backend(np.ones((1,), dtype=dtype), zeros)
     for k in range(len(zeros)):  # a times (x - zero), one root at a time
         a = np.convolve(a, np.concatenate((one, -zeros[k:k + 1])), mode="full")
     if np.iscomplexobj(plain(a)):
         # roots in complex-conjugate pairs give a real polynomial
-        values = np.asarray(plain(zeros), complex)
+        values = plain(zeros).astype(complex)  # (on a device, the if reads it back)
         if np.all(np.sort(values) == np.sort(values.conjugate())):
             a = np.real(a)
     return a
 
 
 def roots_impl(p):
-    p = np.atleast_1d(p)
+    p = np.atleast_1d(_as_array(p))
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
-    nonzero = np.flatnonzero(plain(p))
+    nonzero = np.flatnonzero(plain(p))  # (on a device: read back, as the result's length)
     if len(nonzero) == 0:
-        return np.array([])
-    trailing_zeros = len(p) - nonzero[-1] - 1  # the roots at 0
-    p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
+        return zeros_on(p, (0,), float)
+    first, last = int(nonzero[0]), int(nonzero[-1])
+    trailing_zeros = len(p) - last - 1  # the roots at 0
+    p = p[first:last + 1]
     if not np.issubdtype(p.dtype, np.inexact):
         p = p.astype(float)
     n = len(p)
     if n > 1:
         # the companion matrix: first row -p[1:] / p[0], ones below the diagonal
-        below = np.diag(np.ones((n - 2,), p.dtype), -1)[1:]
+        below = on_backend(np.diag(np.ones((n - 2,), p.dtype), -1)[1:], p)
         companion = np.concatenate(((-p[1:] / p[0])[None, :], below), axis=0)
         found = np.linalg.eigvals(companion)
     else:
-        found = np.array([])
-    return np.concatenate((found, np.zeros(trailing_zeros, found.dtype)))
+        found = zeros_on(p, (0,), float)
+    return np.concatenate((found, zeros_on(found, (trailing_zeros,), found.dtype)))
 
 
 def polyfit_impl(x, y, deg, rcond=None, full=False, w=None, cov=False):

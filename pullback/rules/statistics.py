@@ -18,7 +18,9 @@ from ..extend import (
     Tracked,
     composite,
     is_complex,
+    is_foreign,
     not_implemented,
+    on_backend,
     plain,
     rrule,
     shape_of,
@@ -27,6 +29,18 @@ from ..extend import (
 from ._util import batch_shape, conj_if_complex, zero_of
 
 # ---------------------------------------------------------------------------- cov, corrcoef
+
+def _as_array(v):
+    """``v`` as an array: tracked values and arrays of other libraries (CuPy, Dask) as they
+    are."""
+    return v if isinstance(v, Tracked) or is_foreign(v) else np.asarray(v)
+
+
+def _float_weights(v, like):
+    """Weights as a float array on the array library of ``like`` (the data)."""
+    v = _as_array(v)
+    v = v.astype(float) if isinstance(v, Tracked) or is_foreign(v) else np.asarray(v, float)
+    return on_backend(v, like) if isinstance(v, np.ndarray) else v
 
 
 def _as_rows(v, dtype, rowvar):
@@ -50,11 +64,11 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
             "pass them as a plain array (pb.stop_gradient), or differentiable weights as "
             "aweights"
         )
-    m = m if isinstance(m, Tracked) else np.asarray(m)
+    m = _as_array(m)
     if np.ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
     if y is not None:
-        y = y if isinstance(y, Tracked) else np.asarray(y)
+        y = _as_array(y)
         if np.ndim(y) > 2:
             raise ValueError("y has more than 2 dimensions")
     if dtype is None:
@@ -64,7 +78,7 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
     if not rowvar and np.ndim(m) != 1:
         x = x.T
     if x.shape[0] == 0:
-        return np.array([]).reshape(0, 0)
+        return on_backend(np.array([]).reshape(0, 0), x)
     if y is not None:
         x = np.concatenate((x, _as_rows(y, dtype, rowvar)), axis=0)
     if ddof is None:
@@ -73,24 +87,23 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
     w = None
     n = x.shape[1]
     if fweights is not None:
-        fweights = np.asarray(fweights, dtype=float)
+        fweights = _float_weights(fweights, x)
         if not np.all(fweights == np.around(fweights)):
             raise TypeError("fweights must be integer")
         if fweights.ndim > 1:
             raise RuntimeError("cannot handle multidimensional fweights")
         if fweights.shape[0] != n:
             raise RuntimeError("incompatible numbers of samples and fweights")
-        if any(fweights < 0):
+        if np.any(fweights < 0):
             raise ValueError("fweights cannot be negative")
         w = fweights
     if aweights is not None:
-        aweights = aweights.astype(float) if isinstance(aweights, Tracked) else np.asarray(
-            aweights, dtype=float)
+        aweights = _float_weights(aweights, x)
         if aweights.ndim > 1:
             raise RuntimeError("cannot handle multidimensional aweights")
         if aweights.shape[0] != n:
             raise RuntimeError("incompatible numbers of samples and aweights")
-        if any(plain(aweights) < 0):
+        if np.any(plain(aweights) < 0):
             raise ValueError("aweights cannot be negative")
         w = aweights if w is None else w * aweights
 
@@ -145,7 +158,7 @@ def bincount_rule(x, weights=None, minlength=0):
 
     def bincount_pullback(g):
         def bincount_weights():
-            return g[..., np.asarray(plain(x))]
+            return g[..., _as_array(plain(x))]
 
         return None, bincount_weights, None
 
@@ -172,7 +185,7 @@ def histogram_rule(a, bins=10, range=None, density=None, weights=None):
     (through edges derived from it), ``bins`` given as edges, and ``range``."""
     ans = np.histogram(a, bins, range, density, weights)
     source = _edges_source(a, bins, range)
-    edges = np.asarray(plain(ans[1]))
+    edges = plain(ans[1])
     k = len(edges) - 1
     flat = np.ravel(plain(a))
 
@@ -199,8 +212,8 @@ def histogram_rule(a, bins=10, range=None, density=None, weights=None):
 
         def ends_cotangent():
             # edges = linspace(lo, hi, k + 1): d edges[j] / d lo = 1 - j / k, / d hi = j / k
-            share = np.arange(k + 1) / k
             ct = edges_cotangent()
+            share = on_backend(np.arange(k + 1) / k, ct)
             return np.sum(ct * (1 - share), axis=-1), np.sum(ct * share, axis=-1)
 
         def histogram_a():
