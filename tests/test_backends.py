@@ -301,6 +301,11 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.interp(left, right)': 'The `numpy.interp` function is not implemented by Dask array.',
     'np.interp(period, complex)': 'The `numpy.interp` function is not implemented by Dask array.',
     'np.interp(x, fp)': 'The `numpy.interp` function is not implemented by Dask array.',
+    'np.intersect1d': 'The `numpy.intersect1d` function is not implemented by Dask array.',
+    'np.intersect1d(repeated, return_indices)':
+        'The `numpy.intersect1d` function is not implemented by Dask array.',
+    'np.intersect1d(shared values)':
+        'The `numpy.intersect1d` function is not implemented by Dask array.',
     'np.kron': 'The `numpy.kron` function is not implemented by Dask array.',
     'np.linalg.cholesky': "TypeError: cholesky() got an unexpected keyword argument 'upper'",
     'np.linalg.cond': 'The `numpy.linalg.cond` function is not implemented by Dask array.',
@@ -392,8 +397,18 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.select': 'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',
     'np.select(plain default)':
         'ValueError: Chunks do not add up to shape. Got chunks=((4,), (4,)), shape=(3, 4)',
+    'np.setdiff1d': 'The `numpy.setdiff1d` function is not implemented by Dask array.',
+    'np.setdiff1d(repeated)': 'The `numpy.setdiff1d` function is not implemented by Dask array.',
+    'np.setdiff1d(shared values)':
+        'The `numpy.setdiff1d` function is not implemented by Dask array.',
+    'np.setxor1d': 'The `numpy.setxor1d` function is not implemented by Dask array.',
+    'np.setxor1d(repeated)': 'The `numpy.setxor1d` function is not implemented by Dask array.',
+    'np.setxor1d(shared values)': 'The `numpy.setxor1d` function is not implemented by Dask array.',
     'np.sort': 'The `numpy.sort` function is not implemented by Dask array.',
     'np.sort(complex)': 'The `numpy.sort` function is not implemented by Dask array.',
+    'np.sort_complex': 'The `numpy.sort_complex` function is not implemented by Dask array.',
+    'np.sort_complex(complex)':
+        'The `numpy.sort_complex` function is not implemented by Dask array.',
     'np.split': 'The `numpy.split` function is not implemented by Dask array.',
     'np.sum(tracked initial)': "TypeError: 'NoneType' object cannot be interpreted as an integer",
     'np.sum(where=)': "TypeError: sum() got an unexpected keyword argument 'where'",
@@ -411,6 +426,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
         'ValueError: Chunks and shape must be of the same length/dimension. Got chunks=((3,),',
     'np.triu':
         'ValueError: Chunks and shape must be of the same length/dimension. Got chunks=((3,),',
+    'np.union1d': "Dask's result has shape (nan,), NumPy's (5,)",
+    'np.union1d(shared values)': "Dask's result has shape (nan,), NumPy's (6,)",
     'np.unique': "Dask's result has shape (nan,), NumPy's (4,)",
     'np.unique(axis=0)': "TypeError: unique() got an unexpected keyword argument 'axis'",
     'np.unique(return_counts)': "Dask's result has shape (nan,), NumPy's (4,)",
@@ -424,6 +441,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.unstack': 'The `numpy.unstack` function is not implemented by Dask array.',
     'np.unstack(complex)': 'The `numpy.unstack` function is not implemented by Dask array.',
     'np.unstack(one piece used)': 'The `numpy.unstack` function is not implemented by Dask array.',
+    'np.unwrap': 'The `numpy.unwrap` function is not implemented by Dask array.',
+    'np.unwrap(a tracked discont)': 'The `numpy.unwrap` function is not implemented by Dask array.',
     'np.vander': 'The `numpy.vander` function is not implemented by Dask array.',
     'np.var(where=)': "TypeError: var() got an unexpected keyword argument 'where'",
     'np.vsplit': 'The `numpy.vsplit` function is not implemented by Dask array.',

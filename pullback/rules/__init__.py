@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     assembly,
     elementwise,
     fft,
+    functional,
     indexing,
     linalg,
     linalg_decomp,

@@ -1,5 +1,6 @@
 """Joining and splitting arrays, and building arrays from parts: concatenate, the stacks,
-block, append, the splits, meshgrid, diagflat, vander and linspace.
+block, append, the splits, meshgrid, diagflat, vander and linspace; delete, insert, resize
+and trim_zeros.
 
 Joining is linear, and its transpose splits the cotangent; splitting is transposed by
 joining the cotangents. The stacks and hsplit, vsplit, dsplit are concatenate and split
@@ -11,7 +12,16 @@ import functools
 
 import numpy as np
 
-from ..extend import composite, linear, on_backend, rrule, shape_of
+from ..extend import (
+    Tracked,
+    composite,
+    is_foreign,
+    linear,
+    on_backend,
+    plain,
+    rrule,
+    shape_of,
+)
 from ._util import batch_shape, conj_if_complex
 
 
@@ -244,3 +254,85 @@ def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None,
         return ct_start, ct_stop, None, None, None, None, None
 
     return ans, linspace_pullback
+
+
+# ---------------------------------------------------------------------------- delete, insert,
+# resize, trim_zeros: each result is a gather of the elements of its inputs. NumPy's own
+# function, run on plain integer codes (the flat position of each element), says which
+# element lands where, with NumPy's every argument form, broadcast and error; the tracked
+# result is then a gather at those positions (its cotangents add up where one element
+# lands several times, as in np.resize). The codes are host arrays, which index the arrays
+# of other libraries too (CuPy copies them to the device).
+
+def _positions(shape, start=0):
+    """The flat position of each element of an array of ``shape``, counted from ``start``."""
+    return np.arange(start, start + int(np.prod(shape)), dtype=np.intp).reshape(shape)
+
+
+def _array(x, like):
+    """``x`` as an array on the library of ``like``: a tracked value or another library's
+    array as it is, a constant (a list, a scalar, an ndarray) built in NumPy and moved."""
+    if isinstance(x, Tracked) or is_foreign(x):
+        return x
+    return on_backend(np.asarray(x), like)
+
+
+def _take_flat(x, codes):
+    """The elements of ``x`` at the flat positions ``codes``, in ``codes``' shape (by a 1-d
+    gather: Dask takes no n-d integer index)."""
+    return np.reshape(np.ravel(x)[np.ravel(codes)], codes.shape)
+
+
+def delete_of_tracked(arr, obj, axis=None):
+    """np.delete on a tracked array: a gather of the elements it keeps."""
+    kept = np.delete(_positions(shape_of(arr)), plain(obj), axis)  # obj is an index
+    return _take_flat(arr, kept)
+
+
+def insert_of_tracked(arr, obj, values, axis=None):
+    """np.insert with a tracked ``arr`` or ``values``: a gather from the elements of both,
+    ``values`` cast to ``arr``'s dtype as NumPy casts them."""
+    like = arr if isinstance(arr, Tracked) or is_foreign(arr) else values
+    arr, values = _array(arr, like), _array(values, like)
+    n = int(np.prod(shape_of(arr)))
+    codes = np.insert(_positions(shape_of(arr)), plain(obj), _positions(shape_of(values), n),
+                      axis)
+    dtype = plain(arr).dtype
+    if plain(values).dtype != dtype:
+        values = values.astype(dtype)
+    return _take_flat(np.concatenate([np.ravel(arr), np.ravel(values)]), codes)
+
+
+def resize_of_tracked(a, new_shape):
+    """np.resize on a tracked array: the flattened elements repeated cyclically."""
+    taken = np.resize(_positions(shape_of(a)), new_shape)
+    if 0 in shape_of(a):  # NumPy fills with zeros: nothing depends on a
+        return np.zeros_like(np.ravel(plain(a)), shape=taken.shape)
+    return _take_flat(a, taken)
+
+
+def trim_zeros_of_tracked(filt, trim="fb", *axis, **kwargs):
+    """np.trim_zeros on a tracked array: a slice of it (``axis`` only where NumPy has it,
+    2.2 on). Which zeros are trimmed is decided by the plain values, so a trimmed zero gets
+    no cotangent (the positions are piecewise constant)."""
+    x = plain(filt)
+    kept = np.shape(np.trim_zeros(x, trim, *axis, **kwargs))  # NumPy's checks; the lengths
+    if len(kept) == 0:
+        return filt
+    nonzero = x != 0
+    front = "f" in trim.lower()
+    ndim = len(kept)
+    index = []
+    for ax, (n, k) in enumerate(zip(shape_of(x), kept)):
+        start = 0
+        if front and k < n:  # the first position along ax with a nonzero anywhere
+            others = tuple(i for i in range(ndim) if i != ax)
+            start = int(np.argmax(np.any(nonzero, axis=others) if others else nonzero))
+        index.append(slice(start, start + k))
+    return filt[tuple(index)]
+
+
+composite(np.delete, delete_of_tracked)
+composite(np.insert, insert_of_tracked)
+composite(np.resize, resize_of_tracked)
+composite(np.trim_zeros, trim_zeros_of_tracked)

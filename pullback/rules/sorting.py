@@ -1,5 +1,6 @@
 """Sorting and order statistics: sort, partition, median, quantile, percentile and their
-nan-forms; unique.
+nan-forms; unique, the set operations (union1d, intersect1d, setdiff1d, setxor1d) and
+sort_complex.
 
 Conventions: sort sends each output's cotangent to the element it came from, and tied
 elements share the cotangents of their run of equal sorted values equally (as max and min
@@ -226,3 +227,59 @@ def unique_of_tracked(ar, return_index=False, return_inverse=False, return_count
 
 
 composite(np.unique, unique_of_tracked)
+
+
+# ---------------------------------------------------------------------------- set operations
+# Each result is a gather of input elements. Where NumPy keeps one of several equal values
+# (np.unique, and the set operations built on it), its cotangent goes to the first
+# occurrence, in the concatenation ``(ar1, ar2)`` of the flattened inputs: np.unique's
+# convention. Which elements are kept is decided by the plain values, so an element that
+# is only compared (every element of setdiff1d's ar2) gets no cotangent.
+
+def _gather_first(pool, found):
+    """The elements of the 1-d ``pool`` (maybe tracked) equal to the plain values
+    ``found``, each taken at its first occurrence."""
+    values, first = np.unique(plain(pool), return_index=True)
+    return pool[first[np.searchsorted(values, found)]]
+
+
+def _pool(ar1, ar2):
+    return np.concatenate([np.ravel(ar1), np.ravel(ar2)])
+
+
+def union1d_of_tracked(ar1, ar2):
+    return _gather_first(_pool(ar1, ar2), np.union1d(plain(ar1), plain(ar2)))
+
+
+def intersect1d_of_tracked(ar1, ar2, assume_unique=False, return_indices=False):
+    found = np.intersect1d(plain(ar1), plain(ar2), assume_unique, return_indices)
+    if return_indices:  # the indices are plain
+        return (_gather_first(_pool(ar1, ar2), found[0]), *found[1:])
+    return _gather_first(_pool(ar1, ar2), found)
+
+
+def setxor1d_of_tracked(ar1, ar2, assume_unique=False):
+    return _gather_first(_pool(ar1, ar2), np.setxor1d(plain(ar1), plain(ar2), assume_unique))
+
+
+def setdiff1d_of_tracked(ar1, ar2, assume_unique=False):
+    if assume_unique:  # NumPy keeps every element of ar1 not found in ar2, in order
+        flat = np.ravel(ar1)
+        return flat[np.isin(plain(flat), plain(ar2), assume_unique=True, invert=True)]
+    return _gather_first(np.ravel(ar1), np.setdiff1d(plain(ar1), plain(ar2)))
+
+
+def sort_complex_of_tracked(a):
+    """np.sort_complex: np.sort (ties share, as sort's) cast to complex as NumPy casts."""
+    ordered = np.sort(a)
+    dtype = plain(ordered).dtype
+    if dtype.kind == "c":
+        return ordered
+    return ordered.astype("F" if dtype.char in "bhBH" else "G" if dtype.char == "g" else "D")
+
+
+composite(np.union1d, union1d_of_tracked)
+composite(np.intersect1d, intersect1d_of_tracked)
+composite(np.setxor1d, setxor1d_of_tracked)
+composite(np.setdiff1d, setdiff1d_of_tracked)
+composite(np.sort_complex, sort_complex_of_tracked)

@@ -44,6 +44,38 @@ SPECS = [
     Spec(np.unique, [(4,)], call=lambda x: np.unique(x, return_counts=True)[0] * 2.0,
          name="np.unique(return_counts)"),
     Spec(np.unique, [(3, 2)], call=lambda x: np.unique(x, axis=0), name="np.unique(axis=0)"),
+    # set operations: random inputs share no values; the rows "(shared values)" build
+    # inputs that do, from the same tracked elements (so that finite differences move
+    # equal values together)
+    Spec(np.union1d, [((4,), (3,)), ((2, 3), ()), ((), (2, 2))]),
+    Spec(np.union1d, [((4,), (3,)), ((2, 2), (2,))], call=lambda x, y: np.union1d(
+        np.concatenate([np.ravel(x), np.ravel(x)[:1]]), np.concatenate([y, np.ravel(x)[1:3]])),
+         name="np.union1d(shared values)"),
+    Spec(np.intersect1d, [((4,), (3,))], kwargs={"assume_unique": [False, True]}),
+    Spec(np.intersect1d, [((4,), (3,)), ((2, 3), (2,))], kwargs={"assume_unique": [False, True]},
+         call=lambda x, y, **kw: np.intersect1d(x, np.concatenate([y, np.ravel(x)[::2]]), **kw),
+         name="np.intersect1d(shared values)"),
+    Spec(np.intersect1d, [((4,), (3,))], name="np.intersect1d(repeated, return_indices)",
+         call=lambda x, y: np.intersect1d(np.concatenate([x, x[:2]]),
+                                          np.concatenate([y, x[1:3], x[1:2]]),
+                                          return_indices=True)[0]),
+    Spec(np.setdiff1d, [((4,), (3,)), ((2, 3), ()), ((), (2,))],
+         kwargs={"assume_unique": [False, True]}),
+    Spec(np.setdiff1d, [((4,), (3,)), ((2, 2), (2,))], kwargs={"assume_unique": [False, True]},
+         call=lambda x, y, **kw: np.setdiff1d(x, np.concatenate([y, np.ravel(x)[::2]]), **kw),
+         name="np.setdiff1d(shared values)"),
+    Spec(np.setdiff1d, [((4,), (3,))], name="np.setdiff1d(repeated)",
+         call=lambda x, y: np.setdiff1d(np.concatenate([x, x[:2]]), np.concatenate([y, x[1:2]]))),
+    Spec(np.setxor1d, [((4,), (3,)), ((2, 3), (2,))]),
+    # (1-d: with assume_unique, NumPy 1.26 does not flatten)
+    Spec(np.setxor1d, [((4,), (3,))], kwargs={"assume_unique": [True]}),
+    Spec(np.setxor1d, [((4,), (3,))], kwargs={"assume_unique": [False, True]},
+         call=lambda x, y, **kw: np.setxor1d(x, np.concatenate([y, x[::2]]), **kw),
+         name="np.setxor1d(shared values)"),
+    Spec(np.setxor1d, [((4,), (3,))], name="np.setxor1d(repeated)",
+         call=lambda x, y: np.setxor1d(np.concatenate([x, x[:2]]), np.concatenate([y, y, x[1:2]]))),
+    Spec(np.sort_complex, [(4,), (2, 3)]),
+    Spec(np.sort_complex, [(4,), (2, 3)], domain="complex", name="np.sort_complex(complex)"),
 ]
 
 
@@ -110,3 +142,43 @@ def test_unique_sends_each_value_to_its_first_occurrence():
     np.testing.assert_array_equal(index, [1, 0])
     np.testing.assert_array_equal(counts, [1, 2])
     assert type(index) is np.ndarray and isinstance(values, pb.Tracked)
+
+
+# np.unique's convention: of equal values, the first in (ar1, ar2) gets the cotangent
+@pytest.mark.parametrize("func, gx, gy", [
+    (np.union1d, [3, 1, 0], [0, 2]),      # [1, 2, 3]: 1 from x, 2 from y, 3 from x[0]
+    (np.intersect1d, [0, 1, 0], [0, 0]),  # [1]: from x
+    (np.setxor1d, [2, 0, 0], [0, 1]),     # [2, 3]: 2 from y, 3 from x[0]
+    (np.setdiff1d, [1, 0, 0], [0, 0])])   # [3]: y is only compared
+def test_set_operations_send_equal_values_to_the_first_occurrence(func, gx, gy):
+    x, y = np.array([3.0, 1.0, 3.0]), np.array([1.0, 2.0])
+    weights = np.arange(1.0, func(x, y).size + 1.0)
+    g = pb.grad(lambda x, y: np.sum(func(x, y) * weights), argnums=(0, 1))(x, y)
+    np.testing.assert_array_equal(g[0], gx)
+    np.testing.assert_array_equal(g[1], gy)
+
+
+def test_setdiff1d_assume_unique_keeps_each_element():
+    # NumPy keeps each element of ar1 not in ar2, repeats included, in order
+    x, y = np.array([3.0, 1.0, 3.0]), np.array([1.0, 2.0])
+    g = pb.grad(lambda x: np.sum(np.setdiff1d(x, y, assume_unique=True) * np.array([1., 2.])))(x)
+    np.testing.assert_array_equal(g, [1, 0, 2])
+
+
+def test_intersect1d_return_indices_are_numpy_s():
+    x, y = np.array([3.0, 1.0, 3.0, 5.0]), np.array([5.0, 3.0, 0.0])
+    values, i, j = np.intersect1d(pb.param(x), y, return_indices=True)
+    want = np.intersect1d(x, y, return_indices=True)
+    assert isinstance(values, pb.Tracked) and type(i) is type(j) is np.ndarray
+    for got, expected in zip((values.value, i, j), want):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_sort_complex_casts_as_numpy_does():
+    for dtype in (np.float32, np.float64, np.complex64):
+        x = np.array([2.0, 1.0], dtype=dtype)
+        out, vjp_fn = pb.vjp(np.sort_complex, x)
+        assert out.dtype == np.sort_complex(x).dtype
+        # sorted [1, 2]: the real part of each cotangent for a real input
+        want = [2.0j, 1.0] if dtype is np.complex64 else [0.0, 1.0]
+        np.testing.assert_array_equal(vjp_fn(np.array([1.0, 2.0j], out.dtype))[0], want)
