@@ -146,9 +146,11 @@ def _wrap(trace, out, node, args):
     return out  # None, a dtype, a string: the same on every call of this structure
 
 
-# functions whose result depends only on shapes and dtypes, which key the cache
-_STATIC = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
-                     np.isrealobj, np.min_scalar_type})
+# functions whose result depends only on shapes and dtypes, which key the cache: NumPy's
+# own (the dispatch hands those over, not the wrappers in NumPy's namespace: construct.py)
+_STATIC = frozenset(getattr(f, "_pb_original", f) for f in (
+    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
+    np.min_scalar_type))
 
 
 def _run_primitive(body, args, kwargs):

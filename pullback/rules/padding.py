@@ -47,7 +47,7 @@ def _pad_axis(x, ax, before, after):
                  zeros_on(x, shape[:ax % len(shape)] + (after,) + shape[ax % len(shape) + 1:],
                           v.dtype)]
         return np.concatenate(parts, axis=ax)
-    widths = [(0, 0)] * np.ndim(v)
+    widths = [(0, 0)] * len(shape_of(x))  # (static: np.ndim of a pb.jit trace is traced)
     widths[ax] = (before, after)
     return np.pad(x, widths)
 

@@ -233,7 +233,7 @@ def cross_rule(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def _pad_last(x, before, after):
-    return np.pad(x, [(0, 0)] * (np.ndim(plain(x)) - 1) + [(before, after)])
+    return np.pad(x, [(0, 0)] * (len(shape_of(x)) - 1) + [(before, after)])
 
 
 def _as_3_vectors(x, axis):
@@ -338,7 +338,7 @@ def _as_array(x):
 
 
 def _pad_axis(x, ax, before, after):
-    widths = [(0, 0)] * np.ndim(plain(x))
+    widths = [(0, 0)] * len(shape_of(x))
     widths[ax] = (before, after)
     return np.pad(x, widths)
 

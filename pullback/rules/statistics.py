@@ -58,7 +58,7 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
     # NumPy's algorithm, step by step, on values that may be tracked
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    if isinstance(fweights, Tracked):
+    if isinstance(fweights, Tracked) and fweights.level >= 0:  # (pb.jit's traces are below)
         raise TypeError(
             "pullback: np.cov: fweights are integer frequencies, which have no derivative; "
             "pass them as a plain array (pb.stop_gradient), or differentiable weights as "
