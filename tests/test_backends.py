@@ -113,6 +113,24 @@ def test_rule_on_a_cupy_like_device(case):
     _compare(grads, want_grads, "the gradient", case, fake.FakeArray)
 
 
+@pytest.mark.parametrize("take", [
+    lambda x, i: x[i], lambda x, i: np.take(x, i), lambda x, i: x[i, None] * 2.0,
+], ids=["x[i]", "np.take", "x[i, None]"])
+def test_repeated_device_indices_add_up(take):
+    # an integer index on the device, with repeats: each repeat adds its cotangent (a
+    # device index was written into place, the last repeat winning)
+    x0, i0 = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 0, 2, 0, 3])
+    weights = np.arange(1.0, 6.0).reshape(np.shape(take(x0, i0)))
+
+    def loss(x, i, w):
+        return np.sum(take(x, i) * w)
+
+    want = pb.grad(loss)(x0, i0, weights)
+    got = pb.grad(loss)(*fake.to_device((x0, i0, weights)))
+    assert isinstance(got, fake.FakeArray)
+    np.testing.assert_array_equal(fake.to_host(got), want)
+
+
 def test_grad_backward_and_the_loss_check_on_a_cupy_like_device():
     # a loss on the device: grad, value_and_grad and .backward() keep the device's type;
     # the loss check is the one read back to the host, and losscheck=False makes none

@@ -108,7 +108,8 @@ def _items_layout(y, front):
 
 
 def _gathers(items):
-    return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
+    # an integer array of any array library (a device's too): its repeats must add up
+    return any(getattr(i, "ndim", 0) and i.dtype.kind in "iu" for i in items)
 
 
 def _batch_last(g, nb):
