@@ -64,7 +64,9 @@ def bind_positional(func, args, kwargs, boxed):
     stuck = [k for k, v in kw.items() if isinstance(v, boxed)]
     if stuck:
         raise TypeError(
-            f"pullback: {name_of(func)} takes the tracked argument {stuck[0]!r} only by "
-            "keyword, which its rule cannot differentiate; pass it positionally"
+            f"pullback: {name_of(func)} takes {stuck[0]!r} by keyword only, and its rule "
+            "differentiates positional arguments alone: it cannot be a tracked value. Pass "
+            f"a constant (pb.stop_gradient of it), or register a rule of {name_of(func)} "
+            f"that takes {stuck[0]!r} positionally"
         )
     return tuple(pos), kw

@@ -101,21 +101,28 @@ def _retry(obj, like):
     return obj if holds_tracked(obj) else None
 
 
-def _numpy_first(original, retry, errors=(TypeError, NoRuleError)):
+def _numpy_first(original, retry, errors=(TypeError, NoRuleError), held=holds_tracked):
     """``original`` (NumPy's function) as pullback's wrapper: NumPy's own call first, and
     ``retry`` of the same arguments only when that raised one of ``errors`` (TypeError: a
-    tracked value met C's conversion; NoRuleError: like= a tracked value) and a tracked
-    value is among the arguments."""
+    tracked value met C's conversion; NoRuleError: like= a tracked value) and ``held`` finds
+    a tracked value among the arguments."""
     @functools.wraps(original)
     def numpy_first(*args, **kwargs):
         try:
             return original(*args, **kwargs)
         except errors:
-            if not holds_tracked(args) and not holds_tracked(tuple(kwargs.values())):
+            if not held(args) and not held(tuple(kwargs.values())):
                 raise
         return retry(*args, **kwargs)
 
     return numpy_first
+
+
+def _in_lists(values):
+    """Whether a list or tuple among ``values`` holds a tracked value: a tracked argument
+    itself is dispatched, so a TypeError then came from the call (a rule, a user's function
+    it calls), not from NumPy's conversion."""
+    return any((type(v) is list or type(v) is tuple) and holds_tracked(v) for v in values)
 
 
 def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -161,14 +168,15 @@ ascontiguousarray = _numpy_first(_np_ascontiguousarray, _ascontiguousarray)
 full = _numpy_first(_np_full, _full)  # a tracked fill value met C's conversion
 
 
-def accepting_lists(func, call=None):
+def accepting_lists(func, call=None, held=_in_lists):
     """``func`` (a NumPy function) taking, wherever it takes an array, a list
     holding tracked values: NumPy's own function first, and only when a tracked value
-    stopped it, ``call`` (``func`` itself by default) with those lists stacked."""
+    stopped it (``held`` finds one where NumPy's dispatch does not look: in a list, by
+    default), ``call`` (``func`` itself by default) with those lists stacked."""
     call = func if call is None else call
     wrapper = _numpy_first(func, lambda *args, **kwargs: call(
         *[_as_arrays(a) for a in args], **{k: _as_arrays(v) for k, v in kwargs.items()}),
-        (TypeError,))
+        (TypeError,), held)
     wrapper._pb_original = func
     # one step of unwrapping reaches NumPy's Python function, as it does from NumPy's own
     # (Dask reads the signature of np.sum and others so: dask.utils.getargspec)
@@ -179,7 +187,8 @@ def accepting_lists(func, call=None):
 # NumPy dispatches np.full_like on its first argument only: a plain one with a tracked fill
 # value (np.copyto of it, refused) takes np.full_like's rule here
 full_like = accepting_lists(_np_full_like,
-                            lambda *args, **kwargs: apply(_np_full_like, args, kwargs))
+                            lambda *args, **kwargs: apply(_np_full_like, args, kwargs),
+                            holds_tracked)
 
 
 class vectorize(np.vectorize):

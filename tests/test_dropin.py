@@ -330,6 +330,18 @@ def test_numpy_functions_take_lists_holding_tracked_values(f):
     pb.check_grads(f, 0.7, order=2)
 
 
+def test_a_type_error_inside_a_dispatched_call_is_the_callers_own():
+    # a tracked argument is dispatched: a TypeError then comes from the call (here the
+    # user's function), not from NumPy's conversion of a list, and is not retried
+    def refuses(t):
+        raise TypeError("the user's own error")
+
+    with pytest.raises(TypeError, match="^the user's own error$"):
+        pb.grad(lambda x: np.sum(np.piecewise(x, [x > 0], [refuses, 0.0])))(A)
+    with pytest.raises(TypeError, match="^the user's own error$"):
+        pb.grad(lambda x: np.sum(np.apply_along_axis(refuses, 0, x)))(A)
+
+
 def test_a_mean_of_per_batch_losses():
     batches = [np.array([1.0, 2.0]), np.array([0.5, -1.0]), np.array([3.0, 0.0])]
 
