@@ -368,9 +368,10 @@ def _ufunc_call(ufunc, inputs, kwargs):
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
     if kwargs:
         raise TypeError(
-            f"pullback: np.{ufunc.__name__} on a tracked value does not support the "
-            f"keyword(s) {sorted(kwargs)}; apply the operation without them (cast with "
-            ".astype, select with np.where)"
+            f"pullback: {name_of(ufunc)} on a tracked value does not support the keyword(s) "
+            f"{sorted(kwargs)}; apply the operation without them (cast with .astype, select "
+            "with np.where" + (", move the core axes with np.moveaxis)" if ufunc.signature
+                               else ")")
         )
     return apply(ufunc, inputs, {})
 
