@@ -298,6 +298,9 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.fft.ifftn': "Dask's result has shape (5, -1), NumPy's (5, 4)",
     'np.fft.irfftn': "Dask's result has shape (5, -1), NumPy's (5, 4)",
     'np.fft.rfftn': "Dask's result has shape (5, 0), NumPy's (5, 3)",
+    'np.geomspace': 'The `numpy.geomspace` function is not implemented by Dask array.',
+    'np.geomspace(complex)': 'The `numpy.geomspace` function is not implemented by Dask array.',
+    'np.geomspace(negative)': 'The `numpy.geomspace` function is not implemented by Dask array.',
     'np.gradient(a spacing and coordinates)':
         'NotImplementedError: dask array coordinated is not supported.',
     'np.gradient(a spacing per axis)':
@@ -361,6 +364,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.linspace(retstep: samples and step)': 'not lazy: the call returns a float',
     'np.linspace(retstep: the samples)':
         'TypeError: Only length-1 arrays can be converted to Python scalars',
+    'np.logspace': 'The `numpy.logspace` function is not implemented by Dask array.',
+    'np.logspace(tracked base)': 'The `numpy.logspace` function is not implemented by Dask array.',
     'np.max(where=, initial=)': "TypeError: max() got an unexpected keyword argument 'where'",
     'np.mean(where=)': "TypeError: mean() got an unexpected keyword argument 'where'",
     'np.median':

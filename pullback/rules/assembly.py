@@ -256,6 +256,47 @@ def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None,
     return ans, linspace_pullback
 
 
+def logspace_impl(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    # NumPy's: base ** linspace(start, stop); an array base is broadcast with the ends
+    # first, as it may change which axis ``axis`` names
+    if not isinstance(base, (float, int)) and np.ndim(base):
+        ndim = len(np.broadcast_shapes(*(np.shape(a) for a in (start, stop, base))))
+        start, stop, base = (np.reshape(a, (1,) * (ndim - np.ndim(a)) + np.shape(a))
+                             for a in (start, stop, base))
+        base = np.expand_dims(base, axis)
+    y = np.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    out = np.power(base, y)
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def geomspace_impl(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    # NumPy's steps: the samples start ** (1 - t) * stop ** t, computed from start and stop
+    # turned onto the positive reals by their sign (a constant: the samples do not depend
+    # on it), with the ends exactly start and stop
+    start, stop = np.asanyarray(start), np.asanyarray(stop)
+    if np.any(start == 0) or np.any(stop == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    common = np.result_type(start, stop, float(num), np.float64 if dtype is None else dtype)
+    dtype = common if dtype is None else np.dtype(dtype)
+    start, stop = start.astype(common), stop.astype(common)
+    sign = np.sign(plain(start))
+    start, stop = start / sign, stop / sign
+    result = np.logspace(np.log10(start), np.log10(stop), num=num, endpoint=endpoint,
+                         base=10.0, dtype=common)
+    if num > 0:  # (recorded writes: the ends are the arguments themselves)
+        result[0] = start
+        if num > 1 and endpoint:
+            result[-1] = stop
+    result = result * sign
+    if axis != 0:
+        result = np.moveaxis(result, 0, axis)
+    return result.astype(dtype, copy=False)
+
+
+composite(np.logspace, logspace_impl)
+composite(np.geomspace, geomspace_impl)
+
+
 # ---------------------------------------------------------------------------- delete, insert,
 # resize, trim_zeros: each result is a gather of the elements of its inputs. NumPy's own
 # function, run on plain integer codes (the flat position of each element), says which
