@@ -219,8 +219,8 @@ def apply(func, args, kwargs):
     if kwargs:
         if "out" in kwargs:  # out=None dropped; out=y written into y, or refused
             return writes.into_out(apply, func, args, kwargs)
-        for v in kwargs.values():
-            if isinstance(v, Tracked):
+        for v in kwargs.values():  # (a tuple of them too: np.histogram's range=(lo, hi))
+            if isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0:
                 args, kwargs = bind_positional(func, args, kwargs, Tracked)
                 break
     # the level search of top_level, written out for flat arguments (the common case:

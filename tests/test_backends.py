@@ -30,6 +30,7 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.append(to a constant)", "np.bincount", "np.concatenate(with a constant)", "np.choose",
     "np.choose(mode=)", "np.choose(one array)", "np.gradient(a spacing and coordinates)",
     "np.gradient(coordinates)", "np.histogram(bins)", "np.histogram(complex weights, range)",
+    "np.histogram_bin_edges(range)",
     "np.histogram(range)", "np.histogram(weights)", "np.interp(fp)", "np.interp(left, right)",
     "np.interp(period, complex)", "np.interp(x, fp)", "np.polyfit(y, rcond)", "np.polyval",
     "np.polyval(complex)", "np.polyval(x)", "np.power(integer exponent)",
@@ -315,6 +316,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
         'ValueError: dask.array.histogram requires either specifying bins as an iterable or s',
     'np.histogram(range)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
     'np.histogram(weights)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
+    'np.histogram_bin_edges':
+        'The `numpy.histogram_bin_edges` function is not implemented by Dask array.',
     'np.hsplit': 'The `numpy.hsplit` function is not implemented by Dask array.',
     'np.inner': 'The `numpy.inner` function is not implemented by Dask array.',
     'np.inner(complex)': 'The `numpy.inner` function is not implemented by Dask array.',

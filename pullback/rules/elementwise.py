@@ -8,6 +8,8 @@ gradient to x. Complex rows give the holomorphic derivative f'(z) and the engine
 conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) are rules.
 """
 
+from typing import Any
+
 import numpy as np
 
 from ..extend import (
@@ -165,6 +167,13 @@ def frexp_impl(x, /):
 
 
 composite(np.frexp, frexp_impl)
+
+
+# np.i0, the modified Bessel function of order 0: NumPy's own Chebyshev series run on
+# tracked values (its np.abs, np.piecewise and arithmetic have rules), so the derivative
+# is that of the series, which approximates i1; at 0, abs's kink, i0'(0) = 0
+_i0: Any = getattr(np.i0, "_pb_original", np.i0)  # NumPy's dispatched function
+composite(np.i0, _i0._implementation)
 
 
 @rrule(np.modf)

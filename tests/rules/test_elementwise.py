@@ -87,6 +87,9 @@ SPECS = [
     Spec(np.frexp, UNARY, domain="nonzero", call=lambda x: np.frexp(x)[0]),
     Spec(np.frexp, UNARY, domain="nonzero", name="np.frexp(both outputs)",
          call=lambda x: np.frexp(x)[0] * np.frexp(x)[1]),
+    Spec(np.i0, UNARY),
+    Spec(np.i0, [(4,)], domain=lambda rng, s: rng.uniform(8.5, 12.0, s) * rng.choice([-1, 1], s),
+         name="np.i0(beyond 8)"),
     Spec(np.modf, UNARY, call=lambda x: np.modf(x)[0]),
     # the whole part is piecewise constant: its cotangent adds nothing
     Spec(np.modf, UNARY, name="np.modf(both outputs)", call=lambda x: np.multiply(*np.modf(x))),

@@ -83,6 +83,10 @@ SPECS = [
     Spec(np.histogram, [((7,), (), ())], domain=("positive", _lower_end, _upper_end),
          call=lambda w, lo, hi: np.histogram(_SAMPLE, 4, (lo, hi), True, w),
          name="np.histogram(range)"),
+    Spec(np.histogram_bin_edges, [(6,), (2, 3)], kwargs={"bins": [4, "auto", "sturges"]}),
+    Spec(np.histogram_bin_edges, [((), ())], domain=(_lower_end, _upper_end),
+         call=lambda lo, hi: np.histogram_bin_edges(_SAMPLE, 5, range=(lo, hi)),
+         name="np.histogram_bin_edges(range)"),
 ]
 
 
