@@ -14,6 +14,7 @@ and call the function again. Plain calls pay one Python call (README).
 import copyreg
 import functools
 import importlib
+import re
 import types
 from typing import Any
 
@@ -193,9 +194,9 @@ full_like = accepting_lists(_np_full_like,
 
 class vectorize(np.vectorize):
     """NumPy's ``np.vectorize``, which also takes tracked values: ``pyfunc`` then gets their
-    elements one at a time, as tracked 0-d values, so its own operations record the
-    gradient, and the results are stacked (a Python loop over the elements, as NumPy's
-    own). Without tracked values, NumPy's call.
+    elements (with ``signature=``, their core slices) one at a time, as tracked values, so
+    its own operations record the gradient, and the results are stacked (a Python loop, as
+    NumPy's own). Without tracked values, NumPy's call.
 
     >>> clipped = np.vectorize(lambda t: t * t if t < 1.0 else 2.0 * t - 1.0)
     >>> pb.grad(lambda x: np.sum(clipped(x)))(np.array([0.5, 3.0]))
@@ -206,21 +207,20 @@ class vectorize(np.vectorize):
         if not (holds_tracked(args) or holds_tracked(tuple(kwargs.values()))) or (
                 self.pyfunc is _NO_VALUE):  # (the decorator form's second stage)
             return super().__call__(*args, **kwargs)
-        if self.signature is not None:
-            raise TypeError(
-                "pullback: np.vectorize with signature= cannot take tracked values; call "
-                "the function on each slice in a loop and np.stack the results"
-            )
         positions = [i for i in range(len(args)) if i not in self.excluded]
         names = [k for k in kwargs if k not in self.excluded]
         given = [_stacked(args[i]) for i in positions] + [_stacked(kwargs[k]) for k in names]
-        shape = np.broadcast_shapes(*(np.shape(a) for a in given))
-        if 0 in shape:  # no element gets a gradient: NumPy's call on the plain values
+        cores = ([()] * len(given), None) if self.signature is None else _core_dims(
+            self.signature, given)
+        loop = np.broadcast_shapes(*(np.shape(a)[:np.ndim(a) - len(dims)]
+                                     for a, dims in zip(given, cores[0])))
+        if 0 in loop:  # no element gets a gradient: NumPy's call on the plain values
             return super().__call__(*drop_tracked(args),
                                     **{k: drop_tracked(v) for k, v in kwargs.items()})
-        spread = [np.broadcast_to(a, shape) for a in given]
+        spread = [np.broadcast_to(a, loop + np.shape(a)[np.ndim(a) - len(dims):])
+                  for a, dims in zip(given, cores[0])]
         results = []
-        for index in np.ndindex(*shape):
+        for index in np.ndindex(*loop):
             call_args, call_kwargs = list(args), dict(kwargs)
             elements = [a[index] for a in spread]
             for i, e in zip(positions, elements):
@@ -228,16 +228,42 @@ class vectorize(np.vectorize):
             for k, e in zip(names, elements[len(positions):]):
                 call_kwargs[k] = e
             results.append(self.pyfunc(*call_args, **call_kwargs))
-        several = isinstance(results[0], tuple)
+        several = isinstance(results[0], tuple) if cores[1] is None else len(cores[1]) > 1
         outputs = list(zip(*results)) if several else [results]
         stacked = []
         for k, parts in enumerate(outputs):
-            out = np.reshape(np.stack(parts), shape)
+            core = np.shape(parts[0])
+            if cores[1] is not None and len(core) != len(cores[1][k]):
+                raise ValueError(
+                    f"np.vectorize: output {k} of the function has {len(core)} dimension(s), "
+                    f"its signature {self.signature!r} says {len(cores[1][k])}")
+            out = np.reshape(np.stack(parts), loop + core)
             # NumPy's dtype: otypes, else the first result's (an int first result truncates)
             dtype = np.dtype(self.otypes[k]) if self.otypes else np.result_type(
                 drop_tracked(parts[0]))
             stacked.append(out if out.dtype == dtype else out.astype(dtype))
         return tuple(stacked) if several else stacked[0]
+
+
+def _core_dims(signature, given):
+    """The core dimensions of each argument and output named by a gufunc ``signature``
+    (``"(m,n),(n)->(m)"``), checked against the arguments as NumPy checks them."""
+    ins, outs = (
+        [tuple(filter(None, group.split(","))) for group in re.findall(r"\(([^()]*)\)", side)]
+        for side in signature.replace(" ", "").split("->"))
+    if len(ins) != len(given):
+        raise TypeError(f"wrong number of positional arguments: expected {len(ins)}, got "
+                        f"{len(given)}")
+    sizes: dict = {}
+    for a, dims in zip(given, ins):
+        if np.ndim(a) < len(dims):
+            raise ValueError(f"{np.ndim(a)}-dimensional argument does not have enough "
+                             f"dimensions for all core dimensions {dims}")
+        for name, n in zip(dims, np.shape(a)[np.ndim(a) - len(dims):]):
+            if sizes.setdefault(name, n) != n:
+                raise ValueError(f"inconsistent size for core dimension {name!r}: {n} vs "
+                                 f"{sizes[name]}")
+    return ins, outs
 
 
 def drop_tracked(obj):

@@ -128,6 +128,12 @@ def _piecewise_scalar(t):
     lambda x: np.vectorize(otypes=[float])(_piecewise_scalar)(x),           # a decorator
     lambda x: np.vectorize(_piecewise_scalar)(x[0, 1]) * x,                 # a 0-d value
     lambda x: np.vectorize(lambda t: 0.0 if t < 0.0 else t ** 3)(x),        # constant parts
+    lambda x: np.vectorize(lambda r: np.sum(r * r) if r[0] > 0 else np.sum(r),
+                           signature="(n)->()")(x),                          # rows
+    lambda x: np.vectorize(lambda a, b: a @ b, signature="(m,n),(n)->(m)")(
+        np.stack([x, x ** 2]), x[0]),                                        # a broadcast loop
+    lambda x: (lambda top, flipped: top[:, None] * flipped)(*np.vectorize(
+        lambda r: (np.max(r), r[::-1]), signature="(n)->(),(n)")(x.T)),        # two outputs
 ], ids=lambda f: "")
 def test_vectorize_takes_tracked_values(call):
     x = np.array([[0.5, -1.5, 2.0], [-0.2, 1.1, 0.3]])
@@ -145,9 +151,12 @@ def test_vectorize_keeps_numpys_semantics():
     assert np.vectorize(_piecewise_scalar, otypes=[float])(np.ones((0, 2))).shape == (0, 2)
     empty = pb.grad(lambda x: np.sum(np.vectorize(_piecewise_scalar, otypes=[float])(x[:0])))
     np.testing.assert_array_equal(empty(x), np.zeros(3))
-    rows = np.vectorize(lambda r: np.sum(r), signature="(n)->()")
-    with pytest.raises(TypeError, match="signature=.*np.stack"):
+    rows = np.vectorize(lambda r: r, signature="(n)->()")  # returns a row, not a number
+    with pytest.raises(ValueError, match="output 0 of the function has 1 dimension"):
         pb.grad(lambda x: np.sum(rows(x)))(x)
+    pairs = np.vectorize(lambda a, b: a @ b, signature="(n),(n)->()")
+    with pytest.raises(ValueError, match="inconsistent size for core dimension 'n'"):
+        pb.grad(lambda x: np.sum(pairs(x, x[:2])))(x)
 
 
 # ---------------------------------------------------------------------------- writes
