@@ -1,8 +1,6 @@
 """The ndarray attributes and methods people call on arrays, for tracked values: each is
 the NumPy function of the same name, so it goes through the same rules."""
 
-from typing import Any
-
 import numpy as np
 
 # the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
@@ -34,7 +32,7 @@ class ArrayMethods:
 
     def _leave(self, how):
         """The plain value, noting at each of its levels that ``how`` took it out."""
-        v: Any = self
+        v = self
         while isinstance(v, ArrayMethods) and v.level >= 0:  # (a pb.jit trace's box stays)
             if v.level:
                 escapes[v.level] = how
