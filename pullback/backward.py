@@ -545,7 +545,7 @@ class Linearized:
             finally:
                 level_holds.pop(frame.level, None)
                 # x.item() or x.tolist() of this level's values: said if nothing depends on it
-                self.escaped = escapes.pop(frame.level, None), f
+                self.escaped, self.f = escapes.pop(frame.level, None), f
 
     def _run(self, f, args, kwargs, argnums, frame):
         args = list(args)
@@ -577,11 +577,11 @@ class Linearized:
             if node is not None:
                 roots.append(node)
                 root_seeds.append(s)
-        if not roots and self.escaped[0] is not None:
+        if not roots and self.escaped is not None:
             raise ValueError(
-                f"pullback: the output of {fname_of(self.escaped[1])} does not depend on the "
+                f"pullback: the output of {fname_of(self.f)} does not depend on the "
                 "differentiated arguments through tracked operations, so its derivative "
-                f"would be zero; {self.escaped[0]} took a plain number out of the graph on "
+                f"would be zero; {self.escaped} took a plain number out of the graph on "
                 "the way. Keep that computation in NumPy operations on the tracked value "
                 "(x[i] rather than x[i].item()); if the derivative is meant to be zero, use "
                 "pb.stop_gradient(x) instead."

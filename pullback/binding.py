@@ -9,7 +9,7 @@ from .registry import name_of
 
 
 def _bincount(x, /, weights=None, minlength=0):
-    pass
+    """np.bincount's signature, which its C function does not carry on NumPy 1.26."""
 
 
 # NumPy's C functions whose signature inspect cannot read on NumPy 1.26 (NumPy 2's carry it)
