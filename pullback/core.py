@@ -538,6 +538,7 @@ class Tracked(ArrayMethods):
     __mod__, __rmod__ = _operators(np.remainder)
     __pow__, __rpow__ = _operators(np.power)
     __matmul__, __rmatmul__ = _operators(np.matmul)
+    __divmod__, __rdivmod__ = _operators(np.divmod)
 
     __neg__, __pos__, __abs__ = map(_unary_operator, (np.negative, np.positive, np.absolute))
 

@@ -30,14 +30,19 @@ class ArrayMethods:
         """The plain nested list (leaves the graph)."""
         return np.asarray(self._leave("x.tolist()")).tolist()
 
-    def _leave(self, how):
+    def _leave(self, how=None):
         """The plain value, noting at each of its levels that ``how`` took it out."""
         v = self
         while isinstance(v, ArrayMethods) and v.level >= 0:  # (a pb.jit trace's box stays)
-            if v.level:
+            if v.level and how is not None:
                 escapes[v.level] = how
             v = v.value
         return v
+
+    def __round__(self, ndigits=None):
+        # round(x) of a 0-d value: piecewise constant, a plain number as NumPy gives it
+        v = self._leave()
+        return round(v) if ndigits is None else round(v, ndigits)
 
     def __len__(self):
         return len(self.value)

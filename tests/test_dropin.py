@@ -339,6 +339,17 @@ def test_numpy_functions_take_lists_holding_tracked_values(f):
     pb.check_grads(f, 0.7, order=2)
 
 
+@pytest.mark.parametrize("f", [
+    lambda x: x * round(x[0]) + x * round(x[1], 1),    # piecewise constant: plain numbers
+    lambda x: divmod(x, 0.7)[1] * divmod(x, 0.7)[0],    # the builtin divmod is np.divmod
+    lambda x: divmod(3.0, x)[1] + divmod(x[0] + 0.3, x)[1],
+], ids=["round", "divmod", "rdivmod"])
+def test_python_builtins_on_tracked_values(f):
+    # (values away from the jumps of round and of the quotient)
+    pb.check_grads(lambda x: np.sum(f(x)), np.array([2.3, 1.7, 2.9]), order=2)
+    assert type(round(pb.param(A)[0])) is int  # as round(np.float64(x))
+
+
 def test_a_type_error_inside_a_dispatched_call_is_the_callers_own():
     # a tracked argument is dispatched: a TypeError then comes from the call (here the
     # user's function), not from NumPy's conversion of a list, and is not retried
