@@ -144,3 +144,31 @@ class ArrayMethods:
 
     def diagonal(self, *args, **kwargs):
         return np.diagonal(self, *args, **kwargs)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
+
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis=axis, out=out)
+
+    def choose(self, choices, out=None, mode="raise"):
+        return np.choose(self, choices, out=out, mode=mode)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side=side, sorter=sorter)
+
+    def argpartition(self, *args, **kwargs):
+        return np.argpartition(self, *args, **kwargs)
+
+    # in place, as ndarray's: each a recorded write of the whole array (rules/writes.py)
+    def sort(self, axis=-1, kind=None, order=None):
+        self[...] = np.sort(self, axis=axis, kind=kind, order=order)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        self[...] = np.partition(self, kth, axis=axis, kind=kind, order=order)
+
+    def fill(self, value):
+        self[...] = value
+
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)

@@ -350,6 +350,36 @@ def test_python_builtins_on_tracked_values(f):
     assert type(round(pb.param(A)[0])) is int  # as round(np.float64(x))
 
 
+def _sorted_in_place(x):
+    y = x * 1.0
+    y.sort()                                      # ndarray.sort, in place
+    return y * np.arange(3.0)
+
+
+def _partitioned_in_place(x):
+    y = x * 2.0
+    y.partition(1)
+    return y[1:]
+
+
+def _filled(x):
+    y = np.empty_like(x)
+    y.fill(x[0])
+    return y * x
+
+
+@pytest.mark.parametrize("f", [
+    _sorted_in_place, _partitioned_in_place, _filled,
+    lambda x: x.take([0, 0, 2]) ** 2,
+    lambda x: x.compress([True, False, True]) ** 2,
+    lambda x: x[np.sort(x).searchsorted(0.0)] * x,
+    lambda x: x[x.argpartition(1)[:2]] ** 2,
+], ids=["sort", "partition", "fill", "take", "compress", "searchsorted", "argpartition"])
+def test_ndarray_methods_of_tracked_values(f):
+    pb.check_grads(lambda x: np.sum(np.sin(f(x))), A, order=2)
+    assert pb.param(A).nbytes == A.nbytes and pb.param(A).itemsize == A.itemsize
+
+
 def test_a_type_error_inside_a_dispatched_call_is_the_callers_own():
     # a tracked argument is dispatched: a TypeError then comes from the call (here the
     # user's function), not from NumPy's conversion of a list, and is not retried
