@@ -2,6 +2,7 @@
 against finite differences to second order."""
 
 import numpy as np
+import pytest
 import scipy.linalg
 import scipy.special
 import scipy.stats
@@ -74,3 +75,86 @@ def test_rnn_with_indexing_and_stacking():
 
     pb.check_grads(loss, 0.5 * rng.standard_normal((3, 3)), rng.standard_normal((3, 2)),
                    order=2)
+
+
+# ---------------------------------------------------------------------------- the idioms of
+# scientific code: loops over time steps, lists turned into arrays, buffers filled in place,
+# in-place sorts, np.vectorize and np.piecewise, statistics and polynomial fits
+
+_X, _Y = rng.standard_normal((6, 3)), rng.standard_normal(6)
+
+
+def _kalman_filter(q):
+    x, P = np.zeros(2), np.eye(2)
+    F, H = np.array([[1.0, 1.0], [0.0, 1.0]]), np.array([[1.0, 0.0]])
+    nll = 0.0
+    for t in range(6):
+        x, P = F @ x, F @ P @ F.T + q[0] ** 2 * np.eye(2)
+        S = H @ P @ H.T + 0.5
+        K = P @ H.T / S
+        r = _Y[t] - H @ x
+        x, P = x + (K * r).ravel(), (np.eye(2) - K @ H) @ P
+        nll = nll + 0.5 * (np.log(S) + r ** 2 / S)
+    return np.sum(nll)
+
+
+def _euler_steps(k):
+    y = [np.array(1.0)]
+    for t in range(20):
+        y.append(y[-1] + 0.05 * (-k[0] * y[-1] + np.sin(t * 0.1) * k[1]))
+    return np.sum(np.array(y) ** 2)
+
+
+def _fft_convolution(x):
+    kernel, n = np.array([0.25, 0.5, 0.25]), len(x) + 2
+    return np.sum(np.fft.irfft(np.fft.rfft(x, n) * np.fft.rfft(kernel, n), n) ** 2)
+
+
+def _running_buffer(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] ** 2 + (out[i - 1] if i else 0.0)
+    return np.sum(out)
+
+
+def _sorted_cdf(x):
+    y = x.copy()
+    y.sort()
+    return np.sum((np.cumsum(y) / np.sum(np.abs(x))) ** 2)
+
+
+def _trend_and_covariance(x):
+    coeffs = np.polyfit(np.arange(6.0), x, 2)
+    return (np.sum(np.polyval(coeffs, np.arange(6.0)) ** 2)
+            + np.sum(np.cov(x.reshape(2, 3))) + np.sum(np.corrcoef(x.reshape(2, 3)) ** 2))
+
+
+def _weighted_histogram(w):
+    counts, _ = np.histogram(_Y, bins=3, weights=w)
+    return np.sum(counts ** 2)
+
+
+def _scalar_code(x):
+    branchy = np.vectorize(lambda t: t ** 2 if t > 0 else -t)
+    pieces = np.piecewise(x, [x < 0, x >= 0], [lambda t: t ** 2, np.sin])
+    return np.sum(branchy(x)) + np.sum(pieces)
+
+
+def _edited(x):
+    y = np.insert(x, 1, x[0] * 2)
+    return np.sum(np.delete(y, [0, 3]) ** 2) + np.sum(np.interp([0.1, 0.5, 0.9], [0, 0.5, 1],
+                                                               x[:3]))
+
+
+@pytest.mark.parametrize("program,size", [
+    (_kalman_filter, 1), (_euler_steps, 2), (_fft_convolution, 5), (_running_buffer, 4),
+    (_sorted_cdf, 5), (_trend_and_covariance, 6), (_weighted_histogram, 6), (_scalar_code, 5),
+    (_edited, 4),
+], ids=lambda p: getattr(p, "__name__", "")[1:])
+def test_idioms_of_scientific_code(program, size):
+    x = np.random.default_rng(size).standard_normal(size) + 0.1
+    pb.check_grads(program, x, order=1)
+    jitted = pb.jit(pb.grad(program))  # the same gradient, replayed on new values
+    for value in (x, x * 1.01 + 0.001):
+        np.testing.assert_allclose(jitted(value), pb.grad(program)(value), rtol=1e-10,
+                                   atol=1e-12)
