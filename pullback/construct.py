@@ -215,8 +215,8 @@ class vectorize(np.vectorize):
         loop = np.broadcast_shapes(*(np.shape(a)[:np.ndim(a) - len(dims)]
                                      for a, dims in zip(given, cores[0])))
         if 0 in loop:  # no element gets a gradient: NumPy's call on the plain values
-            return super().__call__(*_plain_values(args),
-                                    **{k: _plain_values(v) for k, v in kwargs.items()})
+            return super().__call__(*map_boxes(args, plain),
+                                    **{k: map_boxes(v, plain) for k, v in kwargs.items()})
         spread = [np.broadcast_to(a, loop + np.shape(a)[np.ndim(a) - len(dims):])
                   for a, dims in zip(given, cores[0])]
         results = []
@@ -240,7 +240,7 @@ class vectorize(np.vectorize):
             out = np.reshape(np.stack(parts), loop + core)
             # NumPy's dtype: otypes, else the first result's (an int first result truncates)
             dtype = np.dtype(self.otypes[k]) if self.otypes else np.result_type(
-                _plain_values(parts[0]))
+                map_boxes(parts[0], plain))
             stacked.append(out if out.dtype == dtype else out.astype(dtype))
         return tuple(stacked) if several else stacked[0]
 
@@ -265,10 +265,6 @@ def _core_dims(signature, given):
                                  f"{sizes[name]}")
     return ins, outs
 
-
-def _plain_values(obj):
-    """``obj`` with its tracked values replaced by their plain values."""
-    return map_boxes(obj, plain)
 
 
 class _Module:

@@ -2,7 +2,13 @@
 
 import numpy as np
 
-from ..extend import is_complex, on_backend, plain, primitive, rrule, shape_of
+from ..extend import Tracked, is_complex, is_foreign, on_backend, plain, primitive, rrule, shape_of
+
+
+def as_array(x):
+    """``x`` as a NumPy array (a list of numbers, a scalar), unless it is tracked or another
+    library's array (CuPy's, Dask's), which stay as they are."""
+    return x if isinstance(x, Tracked) or is_foreign(x) else np.asarray(x)
 
 
 def batch_shape(g, out_ndim):

@@ -22,8 +22,8 @@ integer arrays.
 
 import numpy as np
 
-from ..extend import Tracked, astype, composite, is_foreign, linear, plain, shape_of
-from ._util import conj_if_complex
+from ..extend import astype, composite, linear, plain, shape_of
+from ._util import as_array, conj_if_complex
 
 
 def _register(module, name, impl, form=composite):
@@ -31,11 +31,6 @@ def _register(module, name, impl, form=composite):
     if func is not None:
         form(func, impl)
 
-
-def _as_array(x):
-    """``x`` as an array (a list of numbers, a scalar), unless it is tracked or another
-    library's array: its dtype tells whether it is complex."""
-    return x if isinstance(x, Tracked) or is_foreign(x) else np.asarray(x)
 
 
 def _check_core(name, signature, x1, x2, ndim1, ndim2, axis1, axis2):
@@ -58,7 +53,7 @@ def _check_core(name, signature, x1, x2, ndim1, ndim2, axis1, axis2):
 # does, and its rule is differentiable again
 
 def _vecdot(x1, x2, name="np.vecdot"):
-    x1, x2 = _as_array(x1), _as_array(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     _check_core(name, "(n),(n)->()", x1, x2, 1, 1, -1, -1)
     product = np.matmul(np.expand_dims(conj_if_complex(x1), -2), np.expand_dims(x2, -1))
     # the 0-d case indexed without Ellipsis: a NumPy scalar, as the ufunc returns
@@ -77,13 +72,13 @@ def linalg_vecdot_impl(x1, x2, /, *, axis=-1):
 
 
 def matvec_impl(x1, x2):
-    x1, x2 = _as_array(x1), _as_array(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     _check_core("np.matvec", "(m,n),(n)->(m)", x1, x2, 2, 1, -1, -1)
     return np.matmul(x1, np.expand_dims(x2, -1))[..., 0]
 
 
 def vecmat_impl(x1, x2):
-    x1, x2 = _as_array(x1), _as_array(x2)
+    x1, x2 = as_array(x1), as_array(x2)
     _check_core("np.vecmat", "(n),(n,m)->(m)", x1, x2, 1, 2, -1, -2)
     return np.matmul(np.expand_dims(conj_if_complex(x1), -2), x2)[..., 0, :]
 

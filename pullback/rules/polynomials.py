@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ..extend import Tracked, composite, is_foreign, on_backend, plain, zeros_on
+from ._util import as_array
 
 _RANK_WARNING = getattr(getattr(np, "exceptions", np), "RankWarning", None)
 
@@ -30,15 +31,10 @@ def _no_poly1d(name, *args):
         )
 
 
-def _as_array(p):
-    """``p`` as an array: tracked values and arrays of other libraries (CuPy, Dask) as
-    they are."""
-    return p if isinstance(p, Tracked) or is_foreign(p) else np.asarray(p)
-
 
 def _padded(a1, a2):
     """Both as 1-d coefficient arrays of the same length, the shorter padded in front."""
-    a1, a2 = np.atleast_1d(_as_array(a1)), np.atleast_1d(_as_array(a2))
+    a1, a2 = np.atleast_1d(as_array(a1)), np.atleast_1d(as_array(a2))
     diff = len(a2) - len(a1)
     if diff > 0:
         a1 = np.concatenate((zeros_on(a1, (diff,), a1.dtype), a1))
@@ -62,7 +58,7 @@ def polysub_impl(a1, a2):
 def _leading_zeros_dropped(a):
     """The coefficients as np.poly1d keeps them: 1-d, leading zeros dropped ([0] if all are
     zero)."""
-    a = np.atleast_1d(_as_array(a))
+    a = np.atleast_1d(as_array(a))
     if a.ndim > 1:
         raise ValueError("Polynomial must be 1d only.")
     nonzero = np.flatnonzero(plain(a))  # (on a device: read back, as the result's length)
@@ -81,7 +77,7 @@ def polyder_impl(p, m=1):
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
     _no_poly1d("np.polyder", p)
-    p = _as_array(p)
+    p = as_array(p)
     for _ in range(m):
         p = p[:-1] * on_backend(np.arange(len(p) - 1, 0, -1), p)
     return p
@@ -92,10 +88,10 @@ def polyint_impl(p, m=1, k=None):
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     _no_poly1d("np.polyint", p)
-    p = _as_array(p)
+    p = as_array(p)
     if k is None:
         k = np.zeros(m, float)
-    k = np.atleast_1d(_as_array(k))
+    k = np.atleast_1d(as_array(k))
     if not isinstance(k, Tracked) and not is_foreign(k):
         k = on_backend(k, p)  # constants of integration: where p's values are
     if len(k) == 1 and m > 1:
@@ -108,7 +104,7 @@ def polyint_impl(p, m=1, k=None):
 
 
 def poly_impl(seq_of_zeros):
-    zeros = np.atleast_1d(_as_array(seq_of_zeros))
+    zeros = np.atleast_1d(as_array(seq_of_zeros))
     shape = zeros.shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
         zeros = np.linalg.eigvals(zeros)
@@ -133,7 +129,7 @@ def poly_impl(seq_of_zeros):
 
 
 def roots_impl(p):
-    p = np.atleast_1d(_as_array(p))
+    p = np.atleast_1d(as_array(p))
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
     nonzero = np.flatnonzero(plain(p))  # (on a device: read back, as the result's length)
@@ -157,7 +153,7 @@ def roots_impl(p):
 
 def polyfit_impl(x, y, deg, rcond=None, full=False, w=None, cov=False):
     order = int(deg) + 1
-    x, y = _as_array(x) + 0.0, _as_array(y) + 0.0
+    x, y = as_array(x) + 0.0, as_array(y) + 0.0
     if deg < 0:
         raise ValueError("expected deg >= 0")
     if x.ndim != 1:
@@ -172,7 +168,7 @@ def polyfit_impl(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rcond = len(x) * np.finfo(x.dtype).eps
     lhs, rhs = np.vander(x, order), y
     if w is not None:
-        w = _as_array(w) + 0.0
+        w = as_array(w) + 0.0
         if w.ndim != 1:
             raise TypeError("expected a 1-d array for weights")
         if w.shape[0] != y.shape[0]:

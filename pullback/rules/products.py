@@ -14,8 +14,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..extend import Tracked, is_foreign, not_implemented, on_backend, plain, rrule, shape_of
-from ._util import batch_shape, conj_if_complex, rrule_if_present, zero_of
+from ..extend import not_implemented, on_backend, plain, rrule, shape_of
+from ._util import as_array, batch_shape, conj_if_complex, rrule_if_present, zero_of
 from .indexing import index_add
 
 # einsum's labels; in the interleaved form, integer label i is _LABELS[i]
@@ -314,7 +314,7 @@ def trapezoid_rule(y, x=None, dx=1.0, axis=-1):
             return _pad_axis(ct_sum, ax, 1, 0) + _pad_axis(ct_sum, ax, 0, 1)
 
         def trapezoid_width():
-            values = _as_array(y)
+            values = as_array(y)
             sums = values[(Ellipsis, slice(1, None)) + tail] + values[(Ellipsis, slice(-1)) + tail]
             return ge * conj_if_complex(sums / 2)
 
@@ -331,10 +331,6 @@ def trapezoid_rule(y, x=None, dx=1.0, axis=-1):
 
     return ans, trapezoid_pullback
 
-
-def _as_array(x):
-    """``x`` as an array to index, unless it is tracked (a list given for a constant)."""
-    return x if isinstance(x, Tracked) or is_foreign(x) else np.asarray(x)
 
 
 def _pad_axis(x, ax, before, after):
@@ -359,7 +355,7 @@ def interp_rule(x, xp, fp, left=None, right=None, period=None):
     # where left/right replace the value, neither fp nor x matters
     fill = (below & (left is not None)) | (above & (right is not None))
     between = ~(below | above) & (step > 0)  # elsewhere the value is fp[lo] or fp[hi]
-    values = _as_array(fp)
+    values = as_array(fp)
 
     def interp_pullback(g):
         batch = batch_shape(g, np.ndim(plain(x)))
@@ -426,7 +422,7 @@ def polyval_rule(p, x):
             return np.matmul(flat, conj_if_complex(powers))
 
         def polyval_x():
-            derivative = _as_array(p)[:-1] * np.arange(n - 1, 0, -1)
+            derivative = as_array(p)[:-1] * np.arange(n - 1, 0, -1)
             return g * conj_if_complex(np.polyval(derivative, x))
 
         return polyval_p, polyval_x if n > 1 else None

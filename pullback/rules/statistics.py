@@ -26,19 +26,14 @@ from ..extend import (
     shape_of,
     stop_gradient,
 )
-from ._util import batch_shape, conj_if_complex, zero_of
+from ._util import as_array, batch_shape, conj_if_complex, zero_of
 
 # ---------------------------------------------------------------------------- cov, corrcoef
-
-def _as_array(v):
-    """``v`` as an array: tracked values and arrays of other libraries (CuPy, Dask) as they
-    are."""
-    return v if isinstance(v, Tracked) or is_foreign(v) else np.asarray(v)
 
 
 def _float_weights(v, like):
     """Weights as a float array on the array library of ``like`` (the data)."""
-    v = _as_array(v)
+    v = as_array(v)
     v = v.astype(float) if isinstance(v, Tracked) or is_foreign(v) else np.asarray(v, float)
     return on_backend(v, like) if isinstance(v, np.ndarray) else v
 
@@ -64,11 +59,11 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
             "pass them as a plain array (pb.stop_gradient), or differentiable weights as "
             "aweights"
         )
-    m = _as_array(m)
+    m = as_array(m)
     if np.ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
     if y is not None:
-        y = _as_array(y)
+        y = as_array(y)
         if np.ndim(y) > 2:
             raise ValueError("y has more than 2 dimensions")
     if dtype is None:
@@ -158,7 +153,7 @@ def bincount_rule(x, weights=None, minlength=0):
 
     def bincount_pullback(g):
         def bincount_weights():
-            return g[..., _as_array(plain(x))]
+            return g[..., as_array(plain(x))]
 
         return None, bincount_weights, None
 
