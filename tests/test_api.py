@@ -103,8 +103,8 @@ def test_errors_say_what_and_where():
 
 
 def test_function_without_rule_raises_no_rule_error_naming_it():
-    with pytest.raises(pb.NoRuleError, match="np.histogramdd"):
-        pb.grad(lambda x: np.sum(np.histogramdd(x)[0]))(np.ones(3))
+    with pytest.raises(pb.NoRuleError, match="np.ix_"):
+        pb.grad(lambda x: np.sum(np.ix_(x)[0]))(np.ones(3))
     assert issubclass(pb.NoRuleError, NotImplementedError)
     with pytest.raises(pb.NoRuleError, match="np.add.reduceat"):
         pb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 1])))(np.ones(3))

@@ -31,7 +31,9 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.choose(mode=)", "np.choose(one array)", "np.gradient(a spacing and coordinates)",
     "np.gradient(coordinates)", "np.histogram(bins)", "np.histogram(complex weights, range)",
     "np.histogram_bin_edges(range)",
-    "np.histogram(range)", "np.histogram(weights)", "np.interp(fp)", "np.interp(left, right)",
+    "np.histogram(range)", "np.histogram(weights)", "np.histogram2d(weights)",
+    "np.histogramdd(a sequence of arrays)", "np.histogramdd(weights)", "np.interp(fp)",
+    "np.interp(left, right)",
     "np.interp(period, complex)", "np.interp(x, fp)", "np.polyfit(y, rcond)", "np.polyval",
     "np.polyval(complex)", "np.polyval(x)", "np.power(integer exponent)",
     "np.ldexp(an exponent per column)", "np.quantile(weights)", "np.select",
@@ -316,8 +318,15 @@ DASK_UNSUPPORTED: dict[str, str] = {
         'ValueError: dask.array.histogram requires either specifying bins as an iterable or s',
     'np.histogram(range)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
     'np.histogram(weights)': "AttributeError: 'numpy.ndarray' object has no attribute 'chunks'",
+    'np.histogram2d(weights)':
+        "AttributeError: 'numpy.ndarray' object has no attribute 'numblocks'",
     'np.histogram_bin_edges':
         'The `numpy.histogram_bin_edges` function is not implemented by Dask array.',
+    'np.histogramdd(a sequence of arrays)':
+        "AttributeError: 'numpy.ndarray' object has no attribute 'numblocks'",
+    'np.histogramdd(sample, weights)': "TypeError: 'NoneType' object is not iterable",
+    'np.histogramdd(weights)':
+        "AttributeError: 'numpy.ndarray' object has no attribute 'numblocks'",
     'np.hsplit': 'The `numpy.hsplit` function is not implemented by Dask array.',
     'np.inner': 'The `numpy.inner` function is not implemented by Dask array.',
     'np.inner(complex)': 'The `numpy.inner` function is not implemented by Dask array.',

@@ -402,8 +402,12 @@ def test_a_mean_of_per_batch_losses():
 
 
 def test_a_list_given_to_a_function_without_a_rule_says_so():
-    with pytest.raises(pb.NoRuleError, match="np.histogramdd"):
-        pb.grad(lambda a: np.sum(np.histogramdd([a, 1.0])[0]))(0.5)
+    @pb.primitive
+    def doubled(points):
+        return np.asarray(points) * 2.0
+
+    with pytest.raises(pb.NoRuleError, match="no derivative rule for .*doubled"):
+        pb.grad(lambda a: np.sum(doubled([a, 1.0])))(0.5)
     # a ufunc given only lists: NumPy converts them in C, with no hook
     with pytest.raises(TypeError, match=r"np.array\(\[x, 1.0\]\) first"):
         pb.grad(lambda a: np.sum(np.multiply([a, 1.0], 2.0)))(0.5)

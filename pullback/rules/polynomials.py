@@ -1,16 +1,19 @@
 """Polynomials in coefficient arrays (highest power first): polyadd, polysub, polymul,
-polyder, polyint, poly, roots and polyfit, each a composite of NumPy's own steps on
+polydiv, polyder, polyint, poly, roots and polyfit, each a composite of NumPy's own steps on
 functions that have rules (polyval is in products.py).
 
 Conventions. An ``np.poly1d`` cannot hold tracked coefficients, so a poly1d argument in a
 call on tracked values raises TypeError: pass its ``.coeffs`` (the result is then an array
 of coefficients). polymul drops leading zero coefficients, as poly1d does: they get no
-gradient (the product's degree jumps there). roots differentiates the eigenvalues of the
-companion matrix: at a repeated root the derivative is infinite, and the gradient there is
-huge or NaN (the companion matrix is defective). poly of a square matrix is the
-characteristic polynomial of its eigenvalues (the same holds at repeated eigenvalues).
-polyfit is differentiated through its least-squares solve, where the scaled Vandermonde
-matrix has full rank.
+gradient (the product's degree jumps there). polydiv is NumPy's long division, so its
+quotient and remainder are smooth in both polynomials where the divisor's leading
+coefficient is nonzero; the leading remainder coefficients NumPy drops (those within 1e-8
+of zero, by its ``allclose``) get no gradient, as polymul's leading zeros. roots
+differentiates the eigenvalues of the companion matrix: at a repeated root the derivative
+is infinite, and the gradient there is huge or NaN (the companion matrix is defective).
+poly of a square matrix is the characteristic polynomial of its eigenvalues (the same holds
+at repeated eigenvalues). polyfit is differentiated through its least-squares solve, where
+the scaled Vandermonde matrix has full rank.
 """
 
 import warnings
@@ -70,6 +73,29 @@ def _leading_zeros_dropped(a):
 def polymul_impl(a1, a2):
     _no_poly1d("np.polymul", a1, a2)
     return np.convolve(_leading_zeros_dropped(a1), _leading_zeros_dropped(a2))
+
+
+def polydiv_impl(u, v):
+    # NumPy's long division, step by step, on values that may be tracked
+    _no_poly1d("np.polydiv", u, v)
+    u = np.atleast_1d(as_array(u)) + 0.0
+    v = np.atleast_1d(as_array(v)) + 0.0
+    dtype = np.result_type(u.dtype, v.dtype)  # (NumPy's: that of u[0] + v[0])
+    m, n = len(u) - 1, len(v) - 1
+    scale = 1.0 / v[0]
+    r = u if u.dtype == dtype else u.astype(dtype)
+    quotient = []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        quotient.append(d)
+        # NumPy's r[k:k + n + 1] -= d * v, out of place
+        r = np.concatenate((r[:k], r[k:k + n + 1] - d * v, r[k + n + 1:]))
+    q = np.stack(quotient) if quotient else zeros_on(u, (1,), dtype)
+    # the leading coefficients NumPy drops: those close to zero (the first m - n + 1 are)
+    values, start = plain(r), 0  # (on a device: read back, as the remainder's length)
+    while start < len(values) - 1 and np.allclose(values[start], 0, rtol=1e-14):
+        start += 1
+    return q, r[start:]
 
 
 def polyder_impl(p, m=1):
@@ -200,6 +226,7 @@ def polyfit_impl(x, y, deg, rcond=None, full=False, w=None, cov=False):
 composite(np.polyadd, polyadd_impl)
 composite(np.polysub, polysub_impl)
 composite(np.polymul, polymul_impl)
+composite(np.polydiv, polydiv_impl)
 composite(np.polyder, polyder_impl)
 composite(np.polyint, polyint_impl)
 composite(np.poly, poly_impl)

@@ -1,20 +1,27 @@
 """Statistics: cov and corrcoef (composites of mean, dot and friends), histogram and
-bincount (linear in their weights).
+bincount (linear in their weights), histogramdd and histogram2d (composites of bincount,
+linspace, min and max).
 
 Conventions. Counts are piecewise constant in the sample: the sample gets no gradient
 through them (as floor and round). The bin edges histogram derives from the sample (an
 integer or string ``bins`` and no ``range``) are ``linspace(min(a), max(a), k + 1)``: they
 carry the gradient of min and max (tied extremes share it, as in np.min and np.max), and so
-does a density, which divides by the bins' widths. corrcoef's clip to [-1, 1] only undoes
-rounding (a correlation lies in [-1, 1]): it is differentiated as the identity. cov's
-``fweights`` are integer frequencies, constants; a tracked one raises TypeError.
+does a density, which divides by the bins' widths. histogramdd and histogram2d follow the
+same conventions along each dimension: edges derived from a column of the sample carry its
+min's and max's gradient. Edges derived from a complex sample have no rule. corrcoef's clip
+to [-1, 1] only undoes rounding (a correlation lies in [-1, 1]): it is differentiated as the
+identity. cov's ``fweights`` are integer frequencies, constants; a tracked one raises
+TypeError.
 """
 
+import math
+import operator
 import warnings
 
 import numpy as np
 
 from ..extend import (
+    NoRuleError,
     Tracked,
     composite,
     is_complex,
@@ -29,6 +36,10 @@ from ..extend import (
 from ._util import as_array, batch_shape, conj_if_complex, zero_of
 
 # ---------------------------------------------------------------------------- cov, corrcoef
+
+def _live(x):
+    """Whether ``x`` is tracked at a live level (pb.jit's traces are below 0)."""
+    return isinstance(x, Tracked) and x.level >= 0
 
 
 def _float_weights(v, like):
@@ -53,7 +64,7 @@ def cov_impl(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweig
     # NumPy's algorithm, step by step, on values that may be tracked
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    if isinstance(fweights, Tracked) and fweights.level >= 0:  # (pb.jit's traces are below)
+    if _live(fweights):
         raise TypeError(
             "pullback: np.cov: fweights are integer frequencies, which have no derivative; "
             "pass them as a plain array (pb.stop_gradient), or differentiable weights as "
@@ -251,3 +262,118 @@ def histogram_bin_edges_impl(a, bins=10, range=None, weights=None):
 
 
 composite(np.histogram_bin_edges, histogram_bin_edges_impl)
+
+
+# ---------------------------------------------------------------------------- histogramdd
+
+def _outer_edges(column, range, name):
+    """NumPy's outer edges of one dimension (its ``_get_outer_edges``), on values that may
+    be tracked: the ends of ``range``, or the column's min and max (tied extremes share their
+    gradient, as in np.min and np.max), half a unit apart either way where they are equal."""
+    if range is not None:
+        first, last = range
+        if plain(first) > plain(last):
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (np.isfinite(plain(first)) and np.isfinite(plain(last))):
+            raise ValueError(f"supplied range of [{plain(first)}, {plain(last)}] is not finite")
+    elif column.size == 0:  # no sample to derive them from: NumPy's 0 and 1
+        first, last = 0, 1
+    else:
+        if _live(column) and is_complex(column):
+            raise NoRuleError(
+                f"pullback: no derivative rule for {name}'s edges derived from a complex "
+                "sample: histogram its real part (np.real(sample)), or give the edges as "
+                "bins or their ends as range")
+        first, last = np.min(column), np.max(column)
+        if not (np.isfinite(plain(first)) and np.isfinite(plain(last))):
+            raise ValueError(
+                f"autodetected range of [{plain(first)}, {plain(last)}] is not finite")
+    if plain(first) == plain(last):
+        first, last = first - 0.5, last + 0.5
+    return first, last
+
+
+def _histogramdd(sample, bins, range, density, weights, name):
+    # NumPy's algorithm, step by step, on values that may be tracked: each point's bin comes
+    # from the plain values (the counts are constant in the sample), the counts are
+    # np.bincount of the weights, the edges np.linspace of their ends
+    try:
+        _, dims = sample.shape
+    except (AttributeError, ValueError):  # a sequence of 1-d arrays, one per dimension
+        sample = np.atleast_2d(as_array(sample)).T
+        _, dims = sample.shape
+    if weights is not None:
+        weights = as_array(weights)
+    try:
+        if len(bins) != dims:
+            raise ValueError(
+                "The dimension of bins must be equal to the dimension of the sample x.")
+    except TypeError:  # one number of bins for every dimension
+        bins = dims * [bins]
+    if range is None:
+        range = (None,) * dims
+    elif len(range) != dims:
+        raise ValueError("range argument must have one entry per dimension")
+
+    edges, index = [], []
+    for i, (bins_i, range_i) in enumerate(zip(bins, range)):
+        column = sample[:, i]
+        if np.ndim(bins_i) == 0:
+            if bins_i < 1:
+                raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+            first, last = _outer_edges(column, range_i, name)
+            try:
+                n = operator.index(bins_i)
+            except TypeError as e:
+                raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from e
+            edges_i = np.linspace(first, last, n + 1)
+            if isinstance(edges_i, np.ndarray):  # from numbers: where the sample is
+                edges_i = on_backend(edges_i, column)
+        elif np.ndim(bins_i) == 1:
+            edges_i = as_array(bins_i)
+            if np.any(plain(edges_i)[:-1] > plain(edges_i)[1:]):
+                raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
+        else:
+            raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
+        edges.append(edges_i)
+        # NumPy's bins: edges[j] <= x < edges[j + 1], the last one closed on the right
+        # (0 and len(edges) are the outliers on either side)
+        at, values = plain(edges_i), plain(column)
+        index.append(np.searchsorted(at, values, side="right") - (values == at[-1]))
+    shape = tuple(len(e) + 1 for e in edges)
+    hist = np.bincount(np.ravel_multi_index(tuple(index), shape), weights,
+                       minlength=math.prod(shape))
+    hist = np.reshape(hist, shape)
+    if plain(hist).dtype != np.float64:  # plain counts
+        hist = hist.astype(float, casting="safe")
+    hist = hist[(slice(1, -1),) * dims]  # the outliers dropped
+    if density:  # divided by the weight inside the bins and by the bins' volumes
+        total = np.sum(hist)
+        for i, edges_i in enumerate(edges):
+            along = [1] * dims
+            along[i] = -1  # the widths along dimension i
+            hist = hist / np.reshape(np.diff(edges_i), along)
+        hist = hist / total
+    return hist, edges
+
+
+def histogramdd_impl(sample, bins=10, range=None, density=None, weights=None):
+    return _histogramdd(sample, bins, range, density, weights, "np.histogramdd")
+
+
+def histogram2d_impl(x, y, bins=10, range=None, density=None, weights=None):
+    # NumPy's: the edges for both dimensions, or one specification each, then histogramdd
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length.")
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in {1, 2}:  # one array of edges for both
+        bins = [as_array(bins)] * 2
+    hist, edges = _histogramdd([x, y], bins, range, density, weights, "np.histogram2d")
+    return hist, edges[0], edges[1]
+
+
+composite(np.histogramdd, histogramdd_impl)
+composite(np.histogram2d, histogram2d_impl)

@@ -28,6 +28,13 @@ SPECS = [
     Spec(np.polysub, [((3,), (2,))], domain="complex", name="np.polysub(complex)"),
     Spec(np.polymul, [((3,), (2,)), ((1,), (4,)), ((), (3,))], domain="nonzero"),
     Spec(np.polymul, [((3,), (2,))], domain="complex", name="np.polymul(complex)"),
+    # polydiv: the quotient and the remainder, smooth where v's leading coefficient is not 0
+    Spec(np.polydiv, [((4,), (2,)), ((3,), (3,)), ((5,), (3,)), ((2,), (4,)), ((), (1,)),
+                      ((4,), ())], domain=("real", "nonzero")),
+    Spec(np.polydiv, [((4,), (2,)), ((3,), (3,))], domain="complex",
+         name="np.polydiv(complex)"),
+    Spec(np.polydiv, [((4,), (3,))], domain=("real", "complex"),
+         name="np.polydiv(real by complex)"),
     Spec(np.polyder, [(4,), (1,)], kwargs={"m": [0, 1, 2, 5]}),
     Spec(np.polyder, [(3,)], domain="complex", name="np.polyder(complex)"),
     Spec(np.polyint, [(3,), (1,)], kwargs={"m": [0, 1, 3]}),
@@ -125,3 +132,28 @@ def test_polynomial_code_as_users_write_it():
         return np.sum(smooth ** 2) + area ** 2 + np.sum(np.polymul(c, c))
 
     pb.check_grads(loss, np.cos(3 * x), order=2)
+
+
+def test_polydiv_remainder_leading_zeros_are_dropped_and_get_no_gradient():
+    v = np.array([1.0, 0.0, 1.0])
+    u = np.array([1.0, 2.0, 1.0, 5.0])  # (x + 2)(x^2 + 1) + 3: the remainder is 0 x + 3
+    assert np.polydiv(u, v)[1].shape == (1,)
+    g = pb.grad(lambda u: np.sum(np.polydiv(u, v)[1]))(u)
+    # the constant coefficient's gradient alone (it is linear in u, for a fixed v)
+    other = u + np.array([0.0, 0.0, 0.5, 0.0])  # a remainder 0.5 x + 3: nothing dropped
+    np.testing.assert_allclose(g, pb.grad(lambda u: np.polydiv(u, v)[1][-1])(other))
+
+
+def test_polynomial_division_as_users_write_it():
+    x = np.linspace(-1.0, 1.0, 5)
+
+    def loss(u, v):
+        q, r = np.polydiv(u, v)
+        back = np.polyadd(np.polymul(q, v), r)  # u again
+        return np.sum(np.polyval(q, x) ** 2) + np.sum(r ** 2) * np.sum(back * u)
+
+    u, v = np.array([0.5, -1.0, 2.0, 0.3, 1.5]), np.array([1.5, 0.4, -0.7])
+    pb.check_grads(loss, u, v, order=2)
+    # complex coefficients: the gradient of a real loss (the module's convention)
+    pb.check_grads(lambda u, v: np.sum(np.abs(np.polydiv(u, v)[0]) ** 2) + np.real(
+        np.sum(np.polydiv(u, v)[1])), u + 0.5j * u[::-1], v - 0.3j, order=2)
