@@ -37,6 +37,7 @@ from .registry import (
     registered_nondifferentiable,
     registered_rules,
 )
+from .rules.indexing import index_add
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import hessian, hvp, jacfwd, jacobian, jvp
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacfwd", "hessian", "hvp", "jit", "Jitted",
-    "checkpoint", "hook", "stop_gradient", "nobacksies",
+    "checkpoint", "hook", "stop_gradient", "nobacksies", "index_add",
     "param", "Param", "Params", "Grads", "gradient", "update", "no_grad",
     "rrule", "elementwise", "bilinear", "linear", "composite", "nondifferentiable",
     "primitive", "ufunc_method", "not_implemented", "ONE", "MINUS_ONE",

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
-from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, writes
+from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, state, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
 from .methods import escapes
@@ -195,19 +195,22 @@ def _row_cotangent(row, i, g, ans, vals):
 
 
 def _per_slice(pullback, g, out):
-    """Apply a pullback that takes no batch axes to each slice of a batched cotangent and
-    stack the results."""
-    nb = np.ndim(plain(g)) - np.ndim(plain(out))
+    """Apply a pullback that takes no batch axes to each slice of a batched cotangent (a
+    tuple of them for several outputs) and stack the results."""
+    several = type(g) is tuple  # a hub's: one cotangent per output, each batched
+    g0, out0 = (g[0], out[0]) if several else (g, out)
+    nb = np.ndim(plain(g0)) - np.ndim(plain(out0))
     if nb <= 0:
         return pullback(g)
-    gshape = np.shape(plain(g))
-    flat = np.reshape(g, (-1,) + gshape[nb:])
+    batch = np.shape(plain(g0))[:nb]
+    flats = [np.reshape(c, (-1,) + shape_of(c)[nb:]) for c in (g if several else (g,))]
     # a slice's entries may be thunks: run them here, where they are stacked
-    slices = [[c() if callable(c) else c for c in pullback(flat[i])]
-              for i in range(len(flat))]
+    slices = [[c() if callable(c) else c for c in pullback(
+        tuple(f[i] for f in flats) if several else flats[0][i])]
+        for i in range(math.prod(batch))]
     stacks = [None if all(p is None for p in parts) else np.stack(parts)
               for parts in zip(*slices)]
-    return tuple(None if s is None else np.reshape(s, gshape[:nb] + shape_of(s)[1:])
+    return tuple(None if s is None else np.reshape(s, batch + shape_of(s)[1:])
                  for s in stacks)
 
 
@@ -369,8 +372,8 @@ def _version(a, seq):
 def strip(x):
     """``x`` without the boxes of finished computations (and of the top-level Tracker
     level): what a transform hands back once its own level has ended."""
-    while isinstance(x, Tracked) and (x.level == 0 or x.level not in live_levels
-                                      and x.level > 0):  # a pb.jit trace's box stays
+    while isinstance(x, Tracked) and (x.level == 0 and not state.in_gradient or x.level > 0
+                                      and x.level not in live_levels):  # (pb.jit's stays)
         x = x.value
     return x
 
@@ -551,15 +554,23 @@ class Linearized:
         args = list(args)
         self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
         boxed = {}  # an argument named twice in argnums is boxed once
+        arrays = 0
         for i in argnums:
             if i not in boxed:
                 flat, treedef = tree_flatten(args[i])
                 what = f"argument {i} of {fname_of(f)}"
                 boxes = [make_leaf(x, frame.level, what) for x in flat]
-                self.hold.add([x for x in flat if x.__class__ is np.ndarray], what)
+                held = [x for x in flat if x.__class__ is np.ndarray]
+                self.hold.add(held, what)
+                arrays += len(held)
                 args[i] = tree_unflatten(treedef, boxes)
                 boxed[i] = (treedef, flat, boxes)
             self.inputs.append(boxed[i])
+        if len(self.hold.seen) < arrays:  # one array given twice (f(w, w)): a write into
+            for _, _, boxes in boxed.values():  # one of its boxes goes into the other too
+                for box in boxes:
+                    if box.value.__class__ is np.ndarray:
+                        writes.view(box)
         self.out = f(*args, **kwargs)
         if writes.seen:  # a leaf written into holds its update; its first version is the leaf
             for _, _, boxes in self.inputs:

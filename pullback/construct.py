@@ -67,6 +67,8 @@ def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=Fa
     """NumPy's ``np.array(obj, ...)`` for ``obj`` holding tracked values."""
     if copy is False and not _NUMPY2:  # NumPy 1's copy=False: copy only if needed
         copy = None
+    elif copy.__class__ is np._CopyMode:  # (SciPy's xp.asarray passes IF_NEEDED)
+        copy = {np._CopyMode.ALWAYS: True, np._CopyMode.IF_NEEDED: None}.get(copy, False)
     fresh = not isinstance(obj, Tracked)
     result = _stacked(obj)
     if dtype is not None and np.dtype(dtype) != result.dtype:
@@ -192,6 +194,26 @@ full_like = accepting_lists(_np_full_like,
                             holds_tracked)
 
 
+def _broadcast_views(*args, subok=False):
+    """Read-only broadcast views of ``args`` (which NumPy's own are to become): what
+    np.broadcast_arrays gives when NumPy's call fails on a read-only array, as one the guard
+    holds while a graph needs it is (NumPy cannot mark views of it writeable)."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    views = [np.broadcast_to(a, shape, subok=subok) for a in args]
+    return tuple(views) if _NUMPY2 else views
+
+
+def _read_only(values):
+    return any(isinstance(a, np.ndarray) and not a.flags.writeable for a in values)
+
+
+_np_broadcast_arrays = np.broadcast_arrays
+broadcast_arrays = _numpy_first(accepting_lists(_np_broadcast_arrays), _broadcast_views,
+                                (ValueError,), _read_only)
+broadcast_arrays._pb_original = _np_broadcast_arrays
+broadcast_arrays.__wrapped__ = getattr(_np_broadcast_arrays, "__wrapped__", _np_broadcast_arrays)
+
+
 class vectorize(np.vectorize):
     """NumPy's ``np.vectorize``, which also takes tracked values: ``pyfunc`` then gets their
     elements (with ``signature=``, their core slices) one at a time, as tracked values, so
@@ -295,7 +317,8 @@ def install():
                           ("ascontiguousarray", ascontiguousarray), ("full", full)]:
         setattr(np, name, wrapper)
     np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
-    public[_np_full_like] = full_like  # (a dispatched function: the loop below puts it)
+    public[_np_full_like] = full_like  # (dispatched functions: the loop below puts them)
+    public[_np_broadcast_arrays] = broadcast_arrays
     _index_tricks.array = array  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):

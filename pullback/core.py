@@ -30,9 +30,14 @@ from .registry import (
     check_rule_result,
     getitem,
     name_of,
+    no_rule,
     nondiff,
     reads_lists_as_arrays,
+    refuse_conversion,
+    refuse_in_place,
     refuse_objects,
+    refuse_scalar,
+    refuse_subclass,
     rules,
     ufunc_methods,
 )
@@ -50,6 +55,7 @@ watching = 0  # how many threads have a watch set: record reads this, not the th
 
 class _ThreadState(threading.local):
     no_grad = slow = 0  # slow: nonzero when the hot paths must take apply (no_grad, a watch)
+    in_gradient = 0  # inside pb.gradient's loss: transforms keep the Tracker level (strip)
 
     def __init__(self):
         self.frames, self.watch = [], None  # watch: what record shows debug.py of each node
@@ -193,15 +199,22 @@ def record(out, rule, level, args, kwargs=None, func=None):
         out = Tracked(out, level, args, rule)
         if level not in level_holds or np.ndarray in map(type, saved):  # (a transform's
             hold(out, saved, rule)  # inputs are held by its level already)
-        if out.value.base is not None:  # a NumPy view
-            writes.view(out)
+        v = out.value
+        if v.base is not None or args and v is getattr(args[0], "value", None):
+            writes.view(out)  # a NumPy view, or the argument itself (np.atleast_1d(x))
     elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
         hold(hub, saved, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
+        for c in children:  # views (np.split's pieces): a write goes through to the base
+            if c.__class__ is Tracked and c.value.__class__ is np.ndarray and (
+                    c.value.base is not None):
+                writes.view(c)
         out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     elif is_inexact(out):
+        if isinstance(out, np.ndarray) and isinstance(out, (np.matrix, np.ma.MaskedArray)):
+            refuse_subclass(func, out)  # (an ndarray subclass: np.dot(x, matrix))
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
         v = plain(out.value)
@@ -249,18 +262,7 @@ def apply(func, args, kwargs):
     if rule is None:
         if func in nondiff:
             return _call_plain(func, args, kwargs)
-        if func in _IN_PLACE:
-            raise TypeError(
-                f"pullback: {name_of(func)} writes into an array in place, which cannot "
-                "record a gradient. Build the result out of place instead: "
-                "np.where(mask, v, a), np.concatenate/np.stack, or a + index_add(v, index, "
-                "a.shape)."
-            )
-        raise NoRuleError(
-            f"pullback: no derivative rule for {name_of(func)}, called on a tracked value. "
-            f"Register one with @pb.rrule({name_of(func)}), or call it on plain values "
-            "(x.value) if no gradient should flow through it."
-        )
+        raise refuse_in_place(func) if func in _IN_PLACE else no_rule(func)
     cls = rule.__class__
     if cls is Composite:
         return rule.impl(*args, **kwargs)
@@ -331,11 +333,11 @@ def _binary(func, a, b):
     call = row.call
     if la > lb:
         node = Tracked(call(a.value, b), la, (a, b), row)
-        if b.__class__ is np.ndarray or a.rule is None and la not in level_holds:
+        if isinstance(b, np.ndarray) or a.rule is None and la not in level_holds:
             hold(node, (a, b), row)
     elif lb > la:
         node = Tracked(call(a, b.value), lb, (a, b), row)
-        if a.__class__ is np.ndarray or b.rule is None and lb not in level_holds:
+        if isinstance(a, np.ndarray) or b.rule is None and lb not in level_holds:
             hold(node, (a, b), row)
     else:
         node = Tracked(call(a.value, b.value), la, (a, b), row)
@@ -474,20 +476,10 @@ class Tracked(ArrayMethods):
             return np.asarray(v, dtype=dtype) if copy is None else np.array(v, dtype, copy=copy)
         if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a constant
             return np.asarray(plain(self)).astype(dtype)
-        raise TypeError(
-            "pullback: a tracked value cannot become a plain NumPy array here "
-            f"(shape {self.shape}, dtype {self.dtype}): that would drop its gradient. This is "
-            "a plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)), a plain "
-            "array's method (A.dot(x): write np.dot(A, x) or A @ x), or a list holding x given "
-            "to a function with no rule or an operator (x * [x, 1.0]: np.array([x, 1.0]) first)."
-        )
+        refuse_conversion(self.shape, self.dtype)
 
     def _refuse_scalar(self, kind):
-        raise TypeError(
-            f"pullback: {kind}() of a tracked value would drop its gradient. The math module "
-            "calls it (math.exp(x): use np.exp), and so does a[i] = x into a plain array (make "
-            "the buffer tracked: a = np.zeros_like(x)); x.item() leaves the graph on purpose."
-        )
+        refuse_scalar(kind)
 
     def __float__(self):
         v = _live_box(self)
@@ -527,6 +519,8 @@ class Tracked(ArrayMethods):
         writes.write(self, index, value)
 
     def astype(self, dtype, **kwargs):
+        if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype:
+            return self  # NumPy's: the array itself, which a write then goes into
         return apply(astype, (self, dtype), {})
 
     # -- operators: each the table row of its ufunc (reflected: swapped; in-place: writes.py)

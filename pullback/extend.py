@@ -160,6 +160,13 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
             finally:
                 np.random.set_state(now)
             again = tree_flatten(lin.out)[0]
+            if not all(_same(a, o) for a, o in zip(again, outs)):
+                raise RuntimeError(
+                    f"pullback: checkpoint({fname}) ran {fname} again for the backward pass "
+                    "and got another output than the forward pass did: it reads state that "
+                    "changed in between (an array written in place, a random Generator, a "
+                    "Python counter). Pass such values to it as arguments."
+                )
             batch = next((shape_of(s)[:len(shape_of(s)) - len(shape_of(o))]
                           for o, s in zip(again, gs) if s is not None), ())
             found = lin.pull_leaves(again, gs, batch, retain_graph=False)
@@ -174,6 +181,14 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
                                                    tuple(leaves))))
 
     return checkpointed
+
+
+def _same(a, b):
+    """Whether a checkpointed function's output ``a``, run again, is its first ``b``."""
+    a, b = plain(a), plain(b)
+    if is_foreign(a) or is_foreign(b):  # another library's (Dask's: not computed here)
+        return True
+    return np.array_equal(a, b, equal_nan=True)
 
 
 # ------------------------------------------------------------- hook, stop_gradient, nobacksies

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import name_of
+from .registry import name_of, refuse_subclass
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
@@ -114,11 +114,15 @@ def hold(node, args, what):
         if c is not np.ndarray:
             if c in _NOT_BOXES:
                 continue
-            if getattr(a, "rule", 0) is not None:  # a tracked input (rule None) holds its
-                continue                             # value
-            a = getattr(a, "value", None)
-            if a.__class__ is not np.ndarray:
-                continue
+            if isinstance(a, np.ndarray):  # a subclass: a memmap is held as an ndarray is
+                if isinstance(a, (np.matrix, np.ma.MaskedArray)):
+                    refuse_subclass(getattr(what, "func", what), a)
+            elif getattr(a, "rule", 0) is not None:  # a tracked input (rule None) holds
+                continue                               # its value
+            else:
+                a = getattr(a, "value", None)
+                if a.__class__ is not np.ndarray:
+                    continue
         if seen is not None and (id(a) in seen or a.base is not None and id(a.base) in seen
                                  and not a.flags.writeable):
             continue  # held by the level already, or a read-only view of what it holds

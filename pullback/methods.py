@@ -3,9 +3,15 @@ the NumPy function of the same name, so it goes through the same rules."""
 
 import numpy as np
 
+from .registry import refuse_subclass
+
 # the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
 # a transform whose output then has no derivative says so (backward.Linearized)
 escapes: dict[int, str] = {}
+
+
+def _is_array_class(x):
+    return isinstance(x, type) and issubclass(x, np.ndarray)
 
 
 class ArrayMethods:
@@ -38,6 +44,21 @@ class ArrayMethods:
                 escapes[v.level] = how
             v = v.value
         return v
+
+    def view(self, dtype=None, type=None):
+        """The value itself (a tracked value is never written through); a view as another
+        dtype, an np.matrix or a masked array is refused."""
+        if _is_array_class(dtype):  # x.view(np.ndarray): the type, given first
+            dtype, type = None, dtype
+        if type is not None and type is not np.ndarray:
+            refuse_subclass(None, type)
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            raise TypeError(
+                f"pullback: x.view({np.dtype(dtype)}) reinterprets the bytes of a tracked "
+                f"value of dtype {self.dtype}, which has no derivative. Convert the values "
+                "with x.astype(dtype), or take the view of a constant (pb.stop_gradient(x))."
+            )
+        return self
 
     def __round__(self, ndigits=None):
         # round(x) of a 0-d value: piecewise constant, a plain number as NumPy gives it
@@ -116,8 +137,8 @@ class ArrayMethods:
     def ravel(self, order="C"):
         return np.ravel(self, order=order)
 
-    def flatten(self, order="C"):
-        return np.ravel(self, order=order)
+    def flatten(self, order="C"):  # a copy, as NumPy's: a write into it stays there
+        return np.copy(np.ravel(self, order=order))
 
     def squeeze(self, axis=None):
         return np.squeeze(self, axis=axis)
@@ -128,8 +149,8 @@ class ArrayMethods:
     def clip(self, min=None, max=None, **kwargs):
         return np.clip(self, min, max, **kwargs)
 
-    def conj(self):
-        return np.conjugate(self)
+    def conj(self):  # of a real array, NumPy's method gives the array itself
+        return np.conjugate(self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from .backend import is_foreign
 from .backward import backward_pass, scalar_seed, strip, writeable
-from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, tracker_level
+from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, state, tracker_level
 from .debug import graph_loss_error
 from .guard import is_held
 from .registry import LossError
@@ -166,10 +166,10 @@ def _check_not_updated(leaves, root):
     for leaf in leaves:
         if isinstance(leaf, Param) and leaf.updated > root.seq:
             raise RuntimeError(
-                f"pullback: backward() through a graph recorded before pb.update changed "
-                f"the param it used (shape {np.shape(plain(leaf.value))}); its gradient "
-                "would mix old and new values. Call backward() before pb.update, or "
-                "compute the loss again."
+                "pullback: backward() through a graph recorded before pb.update (or a "
+                "write inside pb.no_grad()) changed the param it used (shape "
+                f"{np.shape(plain(leaf.value))}); its gradient would mix old and new values. "
+                "Call backward() before the update, or compute the loss again."
             )
 
 
@@ -271,7 +271,11 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     array([ 2., -2.])
     """
     params = params if isinstance(params, Params) else Params(params)
-    y = fn()
+    state.in_gradient += 1  # a gradient taken inside fn keeps its dependence on the params
+    try:  # (a gradient penalty: pb.grad of a closure over them)
+        y = fn()
+    finally:
+        state.in_gradient -= 1
     try:
         seed = scalar_seed(y, "gradient()", losscheck)
     except LossError as error:

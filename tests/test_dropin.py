@@ -282,6 +282,71 @@ def test_views_taken_before_a_write_into_their_base_see_it():
     pb.check_grads(recurrence, A, order=2)
 
 
+@pytest.mark.parametrize("write", [
+    lambda y: (lambda q, p: p.__iadd__(q * q))(*np.split(y, 2)),  # a leapfrog's half step
+    lambda y: np.array_split(y, 3)[1].__setitem__(0, 7.0 * y[0]),
+    lambda y: (lambda a, b: b.__imul__(a))(*np.hsplit(y.reshape(2, 2), 2)),
+    lambda y: (lambda a, b: b.__iadd__(a))(*np.unstack(y.reshape(2, 2))),
+    lambda y: y.real.__setitem__(0, 3.0 * y[1]),
+    lambda y: np.real(y)[1:].__imul__(2.0),
+    lambda y: y.astype(y.dtype, copy=False).__setitem__(0, y[3] ** 2),
+    lambda y: np.atleast_1d(y).__setitem__(0, y[1] * 2.0),
+    lambda y: np.atleast_2d(y.reshape(2, 2)).__setitem__((0, 0), y[2]),
+    lambda y: y.conj().__setitem__(0, 0.5 * y[2]),
+    lambda y: y.view().__setitem__(1, y[0] ** 3),
+    lambda y: np.squeeze(y).__setitem__(2, y[1]),
+], ids=["split", "array_split", "hsplit", "unstack", ".real", "np.real", "astype(copy=False)",
+        "atleast_1d", "atleast_2d", "conj of a real array", "view()", "squeeze"])
+def test_writes_into_what_numpy_returns_as_a_view_or_the_array_itself(write):
+    # each of these is a view of y (or y itself) in NumPy: the write changes y, and the
+    # value and the gradient used to miss it
+    def f(x):
+        y = x * 1.0
+        write(y)
+        return np.sum(y ** 2)
+
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    assert pb.value_and_grad(f)(x)[0] == pytest.approx(f(x.copy()), rel=1e-12)
+    pb.check_grads(f, x, order=2)
+
+
+def test_an_array_given_twice_is_one_array_for_its_writes():
+    # f(w, w) and a pytree holding w twice: a write through one name is seen by the other,
+    # as in NumPy; the gradients of the two together are the derivative in w
+    def f(a, b):
+        a *= 2.0
+        b[0] = a[1] * a[2]
+        return np.sum(a * b)
+
+    def tied(t):
+        t["a"][1:] += 1.0
+        return np.sum(t["a"] * t["b"] ** 2)
+
+    x = np.array([1.0, 2.0, 3.0])
+    once = lambda w: f(w, w)  # noqa: E731  (on plain arrays: one array, two names)
+    value, (ga, gb) = pb.value_and_grad(f, argnums=(0, 1))(x, x)
+    assert value == pytest.approx(once(x.copy()))
+    pb.check_grads(once, x, order=2)
+    np.testing.assert_allclose(ga + gb, pb.grad(once)(x))
+    value, g = pb.value_and_grad(tied)({"a": x, "b": x})
+    assert value == pytest.approx(tied({"a": (c := x.copy()), "b": c}))
+    np.testing.assert_allclose(g["a"] + g["b"],
+                               pb.grad(lambda w: tied({"a": w, "b": w}))(x))
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])  # the caller's array is left alone
+
+
+def test_a_flattened_copy_is_a_copy():
+    def f(x):
+        y = x.reshape(2, 2) * 1.0
+        z = y.flatten()
+        z[0] = 100.0 * x[3]  # NumPy: y stays as it was
+        y[1, 1] = 3.0  # and z too
+        return np.sum(y) + np.sum(z ** 2)
+
+    assert pb.value_and_grad(f)(A[:2].repeat(2))[0] == pytest.approx(f(A[:2].repeat(2)))
+    pb.check_grads(f, A[:2].repeat(2), order=2)
+
+
 def test_writes_into_inputs_and_nested_derivatives():
     def f(x):
         x[0] = x[1] * x[2]

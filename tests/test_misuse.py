@@ -132,6 +132,61 @@ def test_masked_arrays_and_matrices_are_refused_at_the_boundary():
         pb.grad(lambda x: np.sum(x * 2.0))(np.matrix([[1.0, 2.0]]))
 
 
+_MASKED = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+@pytest.mark.parametrize("loss", [
+    lambda x: np.sum(x * _MASKED),  # the mask hid x[1] from np.sum: its gradient was 1
+    lambda x: np.sum(_MASKED + x),
+    lambda x: np.sum(_MASKED * x),
+    lambda x: np.ma.sum(np.multiply(x, _MASKED)),
+    lambda x: np.sum(np.dot(x, _MASKED)),
+    lambda x: np.sum(x - np.matrix([[1.0, 2.0, 3.0]])),
+    lambda x: np.sum(np.matrix([[1.0], [2.0], [3.0]]) * x),
+    lambda x: np.sum(np.dot(x, np.matrix(np.eye(3)))),
+    lambda x: np.sum(np.maximum(x, _MASKED)),
+], ids=["tracked * masked", "masked + tracked", "masked * tracked", "np.ma.sum",
+        "np.dot masked", "tracked - matrix", "matrix * tracked", "np.dot matrix", "maximum"])
+def test_masked_arrays_and_matrices_met_inside_are_refused(loss):
+    x = np.array([1.0, 2.0, 3.0])
+    for transform in (pb.grad, pb.jacobian):
+        with pytest.raises(TypeError, match=r"met (a masked array|an np\.matrix).*would be "
+                                            r"wrong.*(filled|asarray)"):
+            transform(loss)(x)
+    p = pb.param(x)  # the Tracker face too
+    with pytest.raises(TypeError, match=r"met (a masked array|an np\.matrix)"):
+        loss(p)
+
+
+def test_a_view_of_a_tracked_value_is_itself_and_a_reinterpreting_view_is_refused():
+    x = np.array([1.0, 2.0])
+    g = pb.grad(lambda x: np.sum(x.view() * x.view(np.ndarray) * x.view(np.float64)))(x)
+    np.testing.assert_array_equal(g, 3 * x ** 2)
+    with pytest.raises(TypeError, match=r"x\.view\(int64\) reinterprets the bytes.*astype"):
+        pb.grad(lambda x: np.sum(x.view(np.int64) * 1.0))(x)
+    with pytest.raises(TypeError, match=r"met a masked array"):
+        pb.grad(lambda x: np.sum(x.view(np.ma.MaskedArray)))(x)
+
+
+def test_an_ndarray_subclass_constant_is_held_read_only_like_an_ndarray(tmp_path):
+    # a memmap (an ndarray subclass) a node needs: a write into it used to go unnoticed
+    m = np.memmap(tmp_path / "m.dat", dtype=np.float64, mode="w+", shape=(2,))
+    m[:] = [1.0, 2.0]
+
+    def loss(x):
+        y = x * m
+        with pytest.raises(ValueError, match="read-only"):
+            m[0] = 5.0
+        return np.sum(y)
+
+    np.testing.assert_array_equal(pb.grad(loss)(np.ones(2)), [1.0, 2.0])
+    p = pb.param(np.ones(2))
+    loss(p).backward()
+    np.testing.assert_array_equal(p.grad, [1.0, 2.0])
+    m[0] = 5.0  # writeable again once the graphs are gone
+
+
 @pytest.mark.parametrize("to_objects", [
     lambda x: x.astype(object),
     lambda x: np.asarray(x, dtype=object),

@@ -38,6 +38,58 @@ def test_gradient_with_params_is_out_of_place(data):
         gs2[b]
 
 
+def test_gradient_of_a_gradient_penalty_over_params(data):
+    # pb.grad of a closure over params inside pb.gradient's loss: its result depends on
+    # the params, and used to come back plain, so the penalty's gradient was zero
+    W0, b0, x, y = data
+
+    def penalty(W, b):
+        gx = pb.grad(lambda x: loss(W, b, x, y))(x)
+        return loss(W, b, x, y) + np.sum(gx ** 2)
+
+    W, b = pb.param(W0), pb.param(b0)
+    gs = pb.gradient(lambda: penalty(W, b), pb.Params([W, b]))
+    pb.check_grads(lambda W0: penalty(W0, b0), W0, order=1)  # the functional form
+    gW = pb.grad(penalty)(W0, b0)
+    np.testing.assert_allclose(gs[W], gW, rtol=1e-10)
+    e = 1e-6 * np.eye(W0.size).reshape((W0.size,) + W0.shape)
+    numeric = [(penalty(W0 + d, b0) - penalty(W0 - d, b0)) / 2e-6 for d in e]
+    np.testing.assert_allclose(gs[W].ravel(), numeric, rtol=1e-5, atol=1e-8)
+    # outside pb.gradient a top-level gradient stays a plain array
+    assert type(pb.grad(lambda x: loss(W, b, x, y))(x)) is np.ndarray
+
+
+@pytest.mark.parametrize("change", [
+    lambda p: p.__isub__(0.1), lambda p: p.__imul__(2.0), lambda p: p.__setitem__(0, 9.0),
+    lambda p: pb.update(p, -0.1 * np.ones(2)),
+], ids=["-=", "*=", "p[0] =", "update"])
+def test_a_param_changed_inside_no_grad_before_backward_is_refused(change):
+    # the graph computed with the old values: its gradient would mix old and new ones
+    p = pb.param(np.array([1.0, 2.0]))
+    loss = np.sum(p ** 2)
+    with pb.no_grad():
+        change(p)
+    with pytest.raises(RuntimeError, match=r"before pb.update \(or a write inside "
+                                           r"pb.no_grad\(\)\) changed the param"):
+        loss.backward()
+    np.sum(p ** 2).backward()  # a loss computed again is fine
+    np.testing.assert_allclose(p.grad, 2 * p.value)
+    with pb.no_grad():  # and so is a step after backward, as an optimizer takes it
+        p -= 0.5 * p.grad
+    np.testing.assert_allclose(p.value, 0.0 * p.value)
+
+
+def test_a_write_inside_no_grad_through_a_view_of_a_param_is_refused():
+    p = pb.param(np.array([1.0, 2.0, 3.0]))
+    v = p[1:]
+    with pb.no_grad(), pytest.raises(TypeError, match=r"through a view.*p\[1:\] \*= 2"):
+        v *= 2.0  # it used to leave p as it was
+    del v  # (its graph held p's value read-only)
+    with pb.no_grad():
+        p[1:] *= 2.0
+    np.testing.assert_array_equal(p.value, [1.0, 4.0, 6.0])
+
+
 def test_update_steps_in_place_and_resets_grad(data):
     W0, b0, x, y = data
     W, b = pb.param(W0), pb.param(b0)

@@ -328,6 +328,54 @@ def test_checkpoint_reruns_with_the_random_state_restored():
     assert results[1][1] == results[0][1]  # the global state moves on as without checkpoint
 
 
+@pb.primitive
+def _square_and_sine(x):
+    return x ** 2, np.sin(x)
+
+
+@pb.rrule(_square_and_sine)
+def _square_and_sine_rule(x):
+    def square_and_sine_pullback(g):  # takes one slice of a batch at a time
+        g_square, g_sine = g
+        return (2 * x * g_square + np.cos(x) * g_sine,)
+
+    return _square_and_sine(x), square_and_sine_pullback
+
+
+@pytest.mark.parametrize("out", [0, 1, "both"])
+def test_jacobian_through_a_rule_with_several_outputs(out):
+    # a batched cotangent of several outputs goes to the pullback one slice of each at a
+    # time (it used to get each output's whole batch, wrong as the batch had two rows)
+    def f(x):
+        a, b = _square_and_sine(x)
+        return a + b if out == "both" else (a, b)[out]
+
+    for x in (np.array([0.3, -0.7]), np.array([0.3, -0.7, 0.2])):
+        close(pb.jacobian(f)(x), fd_jacobian(f, x))
+
+
+@pytest.mark.parametrize("changes", ["an array written", "a Generator", "a counter"])
+def test_checkpoint_refuses_a_function_whose_rerun_differs(changes):
+    # the backward pass runs the function again: state it reads that changed since the
+    # forward pass used to give the gradient at other values, without a word
+    scale, rng, calls = np.array([1.0, 2.0, 3.0]), np.random.default_rng(0), [0]
+
+    def block(h):
+        calls[0] += 1
+        noise = rng.standard_normal(3) if changes == "a Generator" else 1.0
+        return np.sin(h * scale * noise * (calls[0] if changes == "a counter" else 1))
+
+    def loss(x):
+        y = pb.checkpoint(block)(x)
+        if changes == "an array written":
+            scale[0] = 10.0
+        return np.sum(y)
+
+    with pytest.raises(RuntimeError, match=r"checkpoint\(.*block\) ran .*block again.*another "
+                                           r"output.*as arguments"):
+        pb.grad(loss)(np.ones(3))
+
+
 def test_checkpoint_refuses_tracked_closures():
     x = RNG.standard_normal(3)
 

@@ -22,6 +22,7 @@ import weakref
 
 import numpy as np
 
+from ..core import _seq  # (a param's update: the Tracker's backward() compares it)
 from ..extend import (
     Tracked,
     is_foreign,
@@ -37,6 +38,7 @@ from ..extend import (
     writes,
     zeros_on,
 )
+from ..registry import Pick  # (one output of several: np.split's pieces are views)
 from ._util import zero_of
 
 # ---------------------------------------------------------------------------- the update
@@ -223,10 +225,14 @@ def _view_of(x):
     """``(base, geometry)``: the tracked value ``x`` is a NumPy view of (looking through
     views of views), and where ``x`` lies in its memory; None when ``x`` owns its values."""
     xv = plain(x)
-    if not isinstance(xv, np.ndarray) or xv.base is None:
+    if not isinstance(xv, np.ndarray):
         return None
-    owner, found, a = xv.base, None, x
-    while type(a.args) is tuple and a.args and isinstance(a.args[0], Tracked):
+    owner, found, a = _owner(xv), None, x  # (the owner is xv itself for np.atleast_1d(y))
+    while True:
+        if a.rule.__class__ is Pick:  # one of several outputs (np.split's): its hub's input
+            a = a.args
+        if not (type(a.args) is tuple and a.args and isinstance(a.args[0], Tracked)):
+            break
         b = a.args[1] if isinstance(getattr(a.rule, "rule", None), RereadPullback) else a.args[0]
         version = _version(b, a.seq)
         value = plain(version)
@@ -350,6 +356,8 @@ def write(x, index, v):
             "pullback: a write inside pb.no_grad() into a tracked value computed with a "
             "gradient cannot be recorded; write outside no_grad, or into a copy"
         )
+    if hasattr(x, "updated") and isinstance(xv, np.ndarray) and is_held(_owner(xv)):
+        x.updated = next(_seq)  # a param a graph still needs: its backward() refuses
     x.value = plain(new) if x.level in live_levels else new
 
 
@@ -362,6 +370,12 @@ def in_place(func):
         result = func(self, other)
         new_shape = shape_of(result)
         if not isinstance(result, Tracked) or state.no_grad:
+            if self.rule is not None and _view_of(self) is not None:
+                raise TypeError(
+                    "pullback: a write inside pb.no_grad() through a view of a tracked array "
+                    "(v = p[1:]; v *= 2) cannot reach the array; write into the array "
+                    "itself (p[1:] *= 2)"
+                )
             if self.rule is not None:
                 return result  # no_grad: a plain result, as before the write
         elif (new_shape == shape_of(self) and result.dtype == self.dtype
