@@ -203,8 +203,9 @@ def _broadcast_views(*args, subok=False):
     return tuple(views) if _NUMPY2 else views
 
 
-def _read_only(values):
-    return any(isinstance(a, np.ndarray) and not a.flags.writeable for a in values)
+def _read_only(values):  # (a view's own flag stays set when its base is made read-only)
+    return any(isinstance(a, np.ndarray) and not (a.flags.writeable and (
+        a.base is None or getattr(a.base, "flags", a.flags).writeable)) for a in values)
 
 
 _np_broadcast_arrays = np.broadcast_arrays

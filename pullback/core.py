@@ -181,6 +181,7 @@ class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was
     seen: bool = False
     write: Any = None
     into_out: Any = None
+    where: Any = None  # a ufunc's where=
     view: Any = None  # told of each node whose value is a NumPy view, for a later write
 
 
@@ -366,6 +367,8 @@ _IN_PLACE = frozenset(f for f in (
 
 
 def _ufunc_call(ufunc, inputs, kwargs):
+    if "where" in kwargs:  # np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+        return writes.where(_ufunc_call, ufunc, inputs, kwargs)
     if "out" in kwargs:
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
     if kwargs:

@@ -14,12 +14,64 @@ def _is_array_class(x):
     return isinstance(x, type) and issubclass(x, np.ndarray)
 
 
+def _plain(x):
+    while isinstance(x, ArrayMethods):
+        x = x.value
+    return x
+
+
+def _no_shape_assignment(self, shape):
+    raise TypeError(
+        f"pullback: x.shape = {shape!r} reshapes a tracked value in place; write "
+        "x = x.reshape(shape)"
+    )
+
+
+class FlatIter:
+    """``x.flat`` of a tracked value: NumPy's flat iterator (C order), whose elements and
+    slices are tracked values; a write into it is a write into ``x``."""
+
+    def __init__(self, x):
+        self.base, self.index = x, 0
+
+    def _where(self, index):
+        shape = self.base.shape
+        return np.unravel_index(np.arange(int(np.prod(shape)))[index], shape)
+
+    def __getitem__(self, index):
+        return self.base[self._where(index)]
+
+    def __setitem__(self, index, value):
+        self.base[self._where(index)] = value
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.index >= self.base.size:
+            raise StopIteration
+        self.index += 1
+        return self.base[np.unravel_index(self.index - 1, self.base.shape)]
+
+    @property
+    def coords(self):  # (np.ndenumerate reads it before each element, and past the last)
+        return np.unravel_index(min(self.index, self.base.size - 1), self.base.shape)
+
+
 class ArrayMethods:
     """Mixed into ``Tracked``: ``x.sum()``, ``x.T``, ``x.reshape(...)`` and the rest."""
 
     __slots__ = ()
 
-    shape = property(lambda self: self.value.shape)
+    shape = property(lambda self: self.value.shape, _no_shape_assignment)
+    strides = property(lambda self: _plain(self).strides)
+    flags = property(lambda self: _plain(self).flags)  # (of the value: read-only if held)
+    base = None  # a tracked value is never a view of a plain array a write could go into
+    device = "cpu"
+    flat = property(FlatIter)
     ndim = property(lambda self: self.value.ndim)
     dtype = property(lambda self: self.value.dtype)
     size = property(lambda self: self.value.size)
@@ -59,6 +111,13 @@ class ArrayMethods:
                 "with x.astype(dtype), or take the view of a constant (pb.stop_gradient(x))."
             )
         return self
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(
+            "pullback: a tracked value cannot be pickled: the copy would be a plain array "
+            "without its gradient. Pickle plain values (x.value outside the differentiated "
+            "function), or pb.stop_gradient(x) where no gradient should flow."
+        )
 
     def __round__(self, ndigits=None):
         # round(x) of a 0-d value: piecewise constant, a plain number as NumPy gives it

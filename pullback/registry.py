@@ -216,6 +216,10 @@ def _by(where: str) -> str:
 
 def no_rule(func: Any) -> NoRuleError:
     """The error for a function with no rule called on a tracked value (``apply``)."""
+    if isinstance(func, np.ufunc) and func.types and func.types[0].endswith("->O"):
+        return NoRuleError(  # np.frompyfunc's: object arrays, whose elements are plain
+            f"pullback: {name_of(func)} is np.frompyfunc's, which works on object arrays; "
+            "use np.vectorize(f) instead, which calls f on tracked elements")
     return NoRuleError(
         f"pullback: no derivative rule for {name_of(func)}{_by(called_from())}, called on a "
         f"tracked value. Register one with @pb.rrule({name_of(func)}), or call it on plain "

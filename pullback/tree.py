@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
@@ -21,9 +22,9 @@ def _walk(node, leaves):
     kind = type(node)
     if kind is tuple or kind is list:
         return (kind, [_walk(child, leaves) for child in node], None)
-    if kind is dict:
+    if kind is dict or kind is OrderedDict:
         keys = list(node)
-        return (dict, [_walk(node[k], leaves) for k in keys], keys)
+        return (kind, [_walk(node[k], leaves) for k in keys], keys)
     if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a namedtuple
         return (kind, [_walk(child, leaves) for child in node], None)
     leaves.append(node)
@@ -35,8 +36,8 @@ def _build(spec, it):
         return next(it)
     kind, children, keys = spec
     built = [next(it) if child is LEAF else _build(child, it) for child in children]
-    if kind is dict:
-        return dict(zip(keys, built))
+    if kind is dict or kind is OrderedDict:
+        return kind(zip(keys, built))
     if _is_namedtuple(kind):
         return kind(*built)
     return kind(built)

@@ -1,5 +1,7 @@
 """The functional API: grad, value_and_grad, vjp; types, pytrees and errors."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -80,6 +82,10 @@ def test_pytrees_of_arguments_give_gradients_of_the_same_structure():
     assert set(g) == {"W", "bs"} and isinstance(g["bs"], list) and isinstance(g["bs"][1], tuple)
     np.testing.assert_array_equal(g["bs"][1][0], np.full(2, 3.0))
     pb.check_grads(f, params, order=2)
+    ordered = collections.OrderedDict([("b", np.ones(2)), ("a", np.arange(2.0))])
+    g = pb.grad(lambda p: np.sum(p["a"] * p["b"] ** 2))(ordered)  # (it was refused)
+    assert type(g) is collections.OrderedDict and list(g) == ["b", "a"]
+    np.testing.assert_array_equal(g["b"], [0.0, 2.0])
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NaN and inf are the point

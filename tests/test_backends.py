@@ -485,6 +485,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'pinv(hermitian)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
     'pullback.rules.writes.reread': "NotImplementedError: Don't yet support nd fancy indexing",
     'qr(complete)': "TypeError: qr() got an unexpected keyword argument 'mode'",
+    'reread(broadcast)': "TypeError: '>=' not supported between instances of 'list' and 'int'",
     'reread(transpose)': "NotImplementedError: Don't yet support nd fancy indexing",
     'scipy.integrate.odeint(linear: y0, A, t)': 'not lazy: the call returns a ndarray',
     'scipy.integrate.odeint(neural ODE: W, b, y0)': 'not lazy: the call returns a ndarray',

@@ -335,6 +335,91 @@ def test_an_array_given_twice_is_one_array_for_its_writes():
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])  # the caller's array is left alone
 
 
+def test_a_broadcast_view_reads_a_write_into_its_base_again():
+    # each element of the base appears twice in the view: its cotangent adds up (the last
+    # one used to win)
+    def f(x):
+        y = x * 1.0
+        b = np.broadcast_to(y, (2, 2, 2))
+        y[0, 0] = 10.0 * x[1, 1]
+        return np.sum(b * b * x)
+
+    x = A[:2].repeat(2).reshape(2, 2)
+    assert pb.value_and_grad(f)(x)[0] == pytest.approx(f(x.copy()))
+    pb.check_grads(f, x, order=2)
+
+
+@pytest.mark.parametrize("write", [
+    lambda z: z.real.__setitem__(slice(None), 2.0),
+    lambda z: z.imag.__imul__(3.0),
+    lambda z: (lambda r: (z.__setitem__(1, 10.0 * z[2]), r))(z.real),
+], ids=["into .real", "into .imag", "into z with z.real alive"])
+def test_writes_into_the_parts_of_a_complex_array_are_refused(write):
+    # they used to fail on an index out of bounds, or read the base's bytes as the parts
+    def f(x):
+        z = x * (1.0 + 0.5j)
+        write(z)
+        return np.sum(np.abs(z) ** 2)
+
+    with pytest.raises(TypeError, match=r"real or imaginary part.*z = v \+ 1j \* z\.imag"):
+        pb.grad(f)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_x_flat_and_np_ndenumerate_of_a_tracked_array():
+    def f(x):
+        total = 0.0
+        for i, v in enumerate(x.flat):
+            total = total + v * i
+        for (row, _), v in np.ndenumerate(x):
+            total = total + v * row
+        y = x * 1.0
+        y.flat[2] = 10.0 * x[1, 1]
+        y.flat[3:5] = x.flat[:2]
+        return total + np.sum(y ** 2) + np.sum(x.flat[::2])
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    assert pb.value_and_grad(f)(x)[0] == pytest.approx(f(x.copy()))
+    pb.check_grads(f, x, order=2)
+
+
+def test_what_scipy_passes_np_array_and_np_broadcast_arrays():
+    # SciPy's xp.asarray passes copy=np._CopyMode.IF_NEEDED; scipy.stats broadcasts a view
+    # of an array the guard holds read-only (NumPy's own call then failed to mark its views)
+    def f(x):
+        scale = np.asarray(1.5)
+        y = np.array(x, copy=np._CopyMode.IF_NEEDED) / scale
+        q, s = np.broadcast_arrays(x, np.atleast_1d(scale))
+        a, b = np.broadcast_arrays(np.atleast_1d(scale), np.arange(2.0))
+        return np.sum(y * q * s) + np.sum(np.array(x, copy=np._CopyMode.ALWAYS) * a * b)
+
+    pb.check_grads(f, np.array([1.0, 2.0]), order=2)
+
+
+@pytest.mark.filterwarnings("error")  # no warning where the ufunc does not run
+def test_a_ufuncs_where_as_users_write_it():
+    b = np.array([0.0, 2.0, 0.0, 4.0])
+
+    def safe_divide(a):  # the left-out entries keep out's values, tracked ones too
+        return np.sum(np.divide(a, b, out=np.zeros_like(a), where=b != 0) ** 2)
+
+    def safe_log(p):
+        filled = np.log(p, out=p * 0.5, where=p > 0.5)
+        return np.sum(filled * p) + np.sum(np.sqrt(p - 0.3, out=np.ones_like(p),
+                                                   where=p > 0.3))
+
+    def divisor(d):  # a divisor of zero where it is left out: no NaN from 0 * inf
+        return np.sum(np.divide(np.arange(4.0), d * (d > 1), out=np.zeros_like(d),
+                                where=d > 1) ** 2)
+
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for f, at in [(safe_divide, x), (safe_log, np.array([0.2, 2.0, 3.0, 0.4])),
+                  (divisor, np.array([0.5, 2.0, 3.0, 0.2]))]:
+        assert pb.value_and_grad(f)(at)[0] == pytest.approx(f(at.copy()))
+        pb.check_grads(f, at, order=2)
+    with pytest.raises(TypeError, match="writes into an existing plain array"):
+        pb.grad(lambda a: np.sum(np.divide(a, b, out=np.zeros(4), where=b != 0)))(x)
+
+
 def test_a_flattened_copy_is_a_copy():
     def f(x):
         y = x.reshape(2, 2) * 1.0

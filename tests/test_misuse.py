@@ -169,6 +169,21 @@ def test_a_view_of_a_tracked_value_is_itself_and_a_reinterpreting_view_is_refuse
         pb.grad(lambda x: np.sum(x.view(np.ma.MaskedArray)))(x)
 
 
+def test_np_frompyfunc_points_to_np_vectorize():
+    squared = np.frompyfunc(lambda t: t * t, 1, 1)
+    with pytest.raises(pb.NoRuleError, match="np.frompyfunc's.*np.vectorize"):
+        pb.grad(lambda x: np.sum(squared(x)))(np.ones(2))
+
+
+def test_pickling_or_reshaping_a_tracked_value_in_place_is_refused():
+    import pickle
+
+    with pytest.raises(TypeError, match="cannot be pickled.*without its gradient"):
+        pb.grad(lambda x: np.sum(pickle.loads(pickle.dumps(x))))(np.ones(2))  # it was 0
+    with pytest.raises(TypeError, match=r"x\.shape = \(2, 1\).*x\.reshape"):
+        pb.grad(lambda x: (setattr(x, "shape", (2, 1)), np.sum(x))[1])(np.ones(2))
+
+
 def test_an_ndarray_subclass_constant_is_held_read_only_like_an_ndarray(tmp_path):
     # a memmap (an ndarray subclass) a node needs: a write into it used to go unnoticed
     m = np.memmap(tmp_path / "m.dat", dtype=np.float64, mode="w+", shape=(2,))

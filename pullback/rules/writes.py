@@ -24,7 +24,11 @@ import numpy as np
 
 from ..core import _seq  # (a param's update: the Tracker's backward() compares it)
 from ..extend import (
+    MINUS_ONE,
+    ONE,
+    NoRuleError,
     Tracked,
+    is_complex,
     is_foreign,
     is_held,
     live_levels,
@@ -38,8 +42,10 @@ from ..extend import (
     writes,
     zeros_on,
 )
-from ..registry import Pick  # (one output of several: np.split's pieces are views)
+from ..registry import Elementwise, Pick  # (Pick: np.split's pieces are views)
+from ..registry import rules as _rows
 from ._util import zero_of
+from .indexing import index_add
 
 # ---------------------------------------------------------------------------- the update
 
@@ -130,9 +136,9 @@ class RereadPullback:
         self.shape, self.geometry = shape, geometry
 
     def __call__(self, g):
+        # added, not written: a broadcast view holds an element of the base many times
         where = _positions(self.shape, self.geometry, np.dtype(plain(g).dtype).itemsize)
-        zeros = zeros_on(g, self.shape, plain(g).dtype)
-        return None, index_update(zeros, where, g), None
+        return None, index_add(g, where, self.shape), None
 
 
 @rrule(reread, batched=False)
@@ -241,6 +247,8 @@ def _view_of(x):
         found, found_value, a = b, value, version
     if found is None:
         return None
+    if found_value.dtype != xv.dtype:  # x.real or x.imag of a complex array
+        raise _part_view()
     if not (found_value.flags.c_contiguous or found_value.flags.f_contiguous):
         raise TypeError(
             "pullback: this write goes through a view of a tracked array that is itself a "
@@ -297,6 +305,8 @@ def _refresh_views(x, old_value):
         if w is x or w.level != x.level or not isinstance(wv, np.ndarray) or (
                 _owner(wv) is not owner):
             continue
+        if wv.dtype != old_value.dtype:  # r = z.real taken before a write into z
+            raise _part_view()
         geometry = (wv.ctypes.data - old_value.ctypes.data, wv.shape, wv.strides, order)
         try:  # a view outside x's part of the memory (x a view of a plain array) stays
             _positions(old_value.shape, geometry, old_value.itemsize)
@@ -306,6 +316,15 @@ def _refresh_views(x, old_value):
         if isinstance(new, Tracked) and new.args is not None and new.args[0] is w:
             _become(w, new)
             note_view(w)
+
+
+def _part_view():
+    return TypeError(
+        "pullback: a write into a complex tracked array's real or imaginary part (z.real[i] "
+        "= v, or into z while r = z.real is alive) cannot be followed. Build the new array "
+        "instead: z = v + 1j * z.imag (or z.real + 1j * v), and take r = z.real after the "
+        "write."
+    )
 
 
 def _check_param(x):
@@ -408,8 +427,84 @@ def into_out(call, func, args, kwargs):
     return target
 
 
+# ---------------------------------------------------------------------------- where=
+
+@primitive
+def ufunc_where(ufunc, mask, fill, *inputs):
+    """``ufunc(*inputs)`` where ``mask`` holds and ``fill`` (zeros for None) elsewhere:
+    NumPy's ``ufunc(*inputs, out=fill, where=mask)`` without the update in place (entries
+    left out are not computed, so they raise no warning)."""
+    like = next((a for a in inputs if hasattr(a, "dtype")), inputs[0])
+    mask = on_backend(mask, like)
+    if any(is_foreign(a) for a in (mask, fill, *inputs)):  # Dask and CuPy have no where=
+        with np.errstate(all="ignore"):
+            return np.where(mask, ufunc(*inputs), 0 if fill is None else fill)
+    shape = np.broadcast_shapes(np.shape(mask), *(np.shape(a) for a in inputs))
+    if fill is None:
+        with np.errstate(all="ignore"):  # (the result's dtype, from one element of each)
+            dtype = np.result_type(ufunc(*(np.zeros((), np.result_type(a)) for a in inputs)))
+        out = np.zeros(shape, dtype)
+    else:
+        out = np.array(np.broadcast_to(fill, shape), copy=True)
+    ufunc(*inputs, out=out, where=mask)
+    return out
+
+
+@rrule(ufunc_where, batched=False)
+def ufunc_where_rule(ufunc, mask, fill, *inputs):
+    ans = ufunc_where(ufunc, mask, fill, *inputs)
+    row, on = _rows.get(ufunc), on_backend(mask, ans)
+
+    def ufunc_where_pullback(g):
+        zero = zero_of(g)
+        cts = []
+        for i, a in enumerate(inputs):
+            d = row.derivs[i]
+            if d is None:
+                raise NoRuleError(f"pullback: {name_of(ufunc)} is not differentiable with "
+                                  f"respect to argument {i}")
+            if d is ONE or d is MINUS_ONE:
+                ct = np.where(on, g if d is ONE else -g, zero)
+            else:
+                with np.errstate(all="ignore"):  # where the ufunc did not run
+                    local = d(ans, *inputs)
+                # zero where the entry was left out, even where the derivative is not finite
+                local = np.where(on, np.conjugate(local) if is_complex(local) else local, 0)
+                ct = g * local
+            cts.append(_sum_to(ct, shape_of(a)))
+        ct_fill = None if fill is None else _sum_to(np.where(on, zero, g), shape_of(fill))
+        return (None, None, ct_fill, *cts)
+
+    return ans, ufunc_where_pullback
+
+
+def where(call, ufunc, inputs, kwargs):
+    """``ufunc(*inputs, where=mask, out=...)``: the result where ``mask`` holds and the
+    values of ``out`` (of a tracked ``out``, written as ``out=`` is) elsewhere; zeros without
+    ``out``, where NumPy leaves what the memory held."""
+    rest = {k: v for k, v in kwargs.items() if k != "where"}
+    mask = plain(kwargs["where"])
+    if mask is True:
+        return call(ufunc, inputs, rest)
+    if isinstance(_rows.get(ufunc), Elementwise) is False or set(rest) - {"out"}:
+        raise TypeError(
+            f"pullback: {name_of(ufunc)}(..., where=) on a tracked value is recorded for the "
+            "elementwise ufuncs with no other keyword; write np.where(mask, "
+            f"{name_of(ufunc)}(...), fill) instead"
+        )
+    out = rest.get("out")
+    target = out[0] if type(out) is tuple and len(out) == 1 else out
+
+    def masked(func, args, others):
+        return ufunc_where(func, mask, target, *args)
+
+    return masked(ufunc, inputs, {}) if target is None else into_out(masked, ufunc, inputs,
+                                                                         rest)
+
+
 writes.write = write
 writes.into_out = into_out
+writes.where = where
 writes.view = note_view
 for _name, _func in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),

@@ -1,6 +1,6 @@
 import numpy as np
 
-from pullback.rules.writes import index_update, reread
+from pullback.rules.writes import index_update, reread, ufunc_where
 
 from .spec import UNARY, Spec
 from .test_indexing import INDICES, X
@@ -9,6 +9,9 @@ from .test_indexing import INDICES, X
 def _filled(buffer):
     buffer[...] = 2.0
     return buffer
+
+
+_MASK = np.array([[True, False, True], [False, True, True]])  # where= of a (2, 3) result
 
 
 def _row(label, index, broadcast=False):
@@ -28,6 +31,20 @@ SPECS += [
     Spec(reread, [((2, 2), (2, 3))], call=lambda old, b: reread(old, b, (8, (2, 2), (24, 8), "C"))),
     Spec(reread, [((3, 2), (2, 3))], call=lambda old, b: reread(old, b, (0, (3, 2), (8, 24), "C")),
          name="reread(transpose)"),
+    # a broadcast view (strides 0): each element of the base read twice, its cotangent added
+    Spec(reread, [((2, 3), (3,))], call=lambda old, b: reread(old, b, (0, (2, 3), (0, 8), "C")),
+         name="reread(broadcast)"),
+    # np.divide(a, b, out=fill, where=mask), np.log(p, where=mask) ...
+    Spec(ufunc_where, [((2, 3), (2, 3), (2, 3)), ((2, 3), (2, 1), (3,))],
+         domain=("real", "real", "nonzero"),
+         call=lambda fill, a, b: ufunc_where(np.divide, _MASK, fill, a, b)),
+    Spec(ufunc_where, [((2, 3),), ((3,),)], domain="positive", name="ufunc_where(no out)",
+         call=lambda p: ufunc_where(np.log, _MASK, None, p)),
+    Spec(ufunc_where, [((2, 3), (2, 3)), ((3,), (3,))], domain="complex",
+         name="ufunc_where(complex)",
+         call=lambda fill, z: ufunc_where(np.exp, _MASK, fill, z)),
+    Spec(ufunc_where, [((2, 3), (3,), ())], name="ufunc_where(subtract, a scalar)",
+         call=lambda fill, a, c: ufunc_where(np.subtract, _MASK, fill, a, c)),
     Spec(np.zeros_like, UNARY),
     Spec(np.ones_like, UNARY),
     Spec(np.empty_like, UNARY, call=lambda x: _filled(np.empty_like(x)) * x),
