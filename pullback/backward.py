@@ -452,6 +452,44 @@ def make_leaf(x, level, what):
     return Tracked(value, level)
 
 
+def _at_leaf(error, tree, flat, level, what):
+    """``error`` of the leaf of ``tree`` that make_leaf refused, naming where it lies."""
+    if len(flat) == 1:
+        return error
+    k = next(k for k, x in enumerate(flat) if not _boxable(x, level, what))
+    path = _path_of(tree, k)
+    return TypeError(str(error).replace(what, f"{what}, at {path},", 1))
+
+
+def _boxable(x, level, what):
+    try:
+        make_leaf(x, level, what)
+    except TypeError:
+        return False
+    return True
+
+
+def _path_of(tree, k):
+    """The index path (``["W"][1]``) of leaf ``k`` of ``tree``, in tree_flatten's order."""
+    counter = [k]
+
+    def walk(node, path):
+        if type(node) in (list, tuple) or isinstance(node, tuple) and hasattr(node, "_fields"):
+            items = enumerate(node)
+        elif isinstance(node, dict):
+            items = ((key, node[key]) for key in node)
+        else:
+            counter[0] -= 1
+            return path if counter[0] < 0 else None
+        for key, child in items:
+            found = walk(child, f"{path}[{key!r}]")
+            if found is not None:
+                return found
+        return None
+
+    return walk(tree, "") or f"leaf {k}"
+
+
 def normalize_argnums(argnums, nargs, fname):
     """``(single, nums)``: whether ``argnums`` was one int (a Python or NumPy integer), and
     the argument positions."""
@@ -470,7 +508,8 @@ def normalize_argnums(argnums, nargs, fname):
             raise TypeError(
                 f"pullback: argnums={argnums!r} for {fname}, called with {nargs} positional "
                 "argument(s): pass an integer position or a tuple of them, each in "
-                f"range({-nargs}, {nargs})"
+                f"range({-nargs}, {nargs}) (an argument given by keyword is not "
+                "differentiated: give it by position)"
             )
     return single, tuple(int(i) % nargs for i in nums)
 
@@ -559,7 +598,10 @@ class Linearized:
             if i not in boxed:
                 flat, treedef = tree_flatten(args[i])
                 what = f"argument {i} of {fname_of(f)}"
-                boxes = [make_leaf(x, frame.level, what) for x in flat]
+                try:
+                    boxes = [make_leaf(x, frame.level, what) for x in flat]
+                except TypeError as error:  # a pytree's leaf: say which
+                    raise _at_leaf(error, args[i], flat, frame.level, what) from None
                 held = [x for x in flat if x.__class__ is np.ndarray]
                 self.hold.add(held, what)
                 arrays += len(held)

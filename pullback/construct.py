@@ -151,6 +151,25 @@ def _ascontiguousarray(a, dtype=None, *, like=None):
     return _tracked_array(obj, dtype, None, "C", ndmin=1, contiguous=True)
 
 
+def _asfortranarray(a, dtype=None, *, like=None):
+    obj = _retry(a, like)
+    if obj is None:
+        return _np_asfortranarray(drop_finished(a), dtype)
+    return _tracked_array(obj, dtype, None, "F", ndmin=1)
+
+
+def _require(a, dtype=None, requirements=None, *, like=None):
+    obj = _retry(a, like)
+    if obj is None:
+        return _np_require(drop_finished(a), dtype, requirements)
+    wants = {str(r).upper()[:1] for r in ([requirements] if isinstance(requirements, str)
+                                          else requirements or ())}
+    # a tracked value is never written through, so W, O and A ask for nothing more
+    return _tracked_array(obj, dtype, None, "F" if "F" in wants else "C" if "C" in wants
+                          else "K")
+
+
+_np_asfortranarray, _np_require = np.asfortranarray, np.require
 _np_full, _np_full_like = np.full, np.full_like
 
 
@@ -168,6 +187,8 @@ array = _numpy_first(_np_array, _array)
 asarray = _numpy_first(_np_asarray, functools.partial(_asarray, _np_asarray))
 asanyarray = _numpy_first(_np_asanyarray, functools.partial(_asarray, _np_asanyarray))
 ascontiguousarray = _numpy_first(_np_ascontiguousarray, _ascontiguousarray)
+asfortranarray = _numpy_first(_np_asfortranarray, _asfortranarray)
+require = _numpy_first(_np_require, _require)
 full = _numpy_first(_np_full, _full)  # a tracked fill value met C's conversion
 
 
@@ -315,7 +336,9 @@ def install():
     ``pb.registered_rules()`` names the wrappers."""
     for name, wrapper in [("array", array), ("asarray", asarray),
                           ("asanyarray", asanyarray),
-                          ("ascontiguousarray", ascontiguousarray), ("full", full)]:
+                          ("ascontiguousarray", ascontiguousarray),
+                          ("asfortranarray", asfortranarray), ("require", require),
+                          ("full", full)]:
         setattr(np, name, wrapper)
     np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
     public[_np_full_like] = full_like  # (dispatched functions: the loop below puts them)

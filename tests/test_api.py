@@ -88,6 +88,13 @@ def test_pytrees_of_arguments_give_gradients_of_the_same_structure():
     np.testing.assert_array_equal(g["b"], [0.0, 2.0])
 
 
+def test_errors_name_a_pytrees_leaf_and_keyword_arguments():
+    with pytest.raises(TypeError, match=r"argument 0 of .*, at \['n'\]\[1\], has dtype int"):
+        pb.grad(lambda t: np.sum(t["a"] * t["n"][1]))({"a": np.ones(2), "n": [1.0, 3]})
+    with pytest.raises(TypeError, match="given by keyword is not differentiated"):
+        pb.grad(lambda x, b: np.sum(x * b), argnums=1)(np.ones(2), b=np.ones(2))
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NaN and inf are the point
 def test_errors_say_what_and_where():
     with pytest.raises(TypeError, match="scalar output.*shape \\(3,\\)"):

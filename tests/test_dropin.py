@@ -420,6 +420,18 @@ def test_a_ufuncs_where_as_users_write_it():
         pb.grad(lambda a: np.sum(np.divide(a, b, out=np.zeros(4), where=b != 0)))(x)
 
 
+def test_np_asfortranarray_and_np_require_of_tracked_values():
+    def f(x):
+        fortran = np.asfortranarray(x)
+        assert getattr(fortran, "value", fortran).flags.f_contiguous
+        assert fortran.shape == x.shape
+        return (np.sum(fortran ** 2) + np.sum(np.require(x * 2.0, requirements="CW") ** 3)
+                + np.sum(np.require(x, np.float64, ["F", "A"]) * x))
+
+    pb.check_grads(f, np.arange(6.0).reshape(2, 3), order=2)
+    assert np.shape(pb.grad(lambda x: np.sum(np.asfortranarray(x)))(np.array(2.0))) == ()
+
+
 def test_a_flattened_copy_is_a_copy():
     def f(x):
         y = x.reshape(2, 2) * 1.0

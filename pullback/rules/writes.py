@@ -40,7 +40,6 @@ from ..extend import (
     shape_of,
     state,
     writes,
-    zeros_on,
 )
 from ..registry import Elementwise, Pick  # (Pick: np.split's pieces are views)
 from ..registry import rules as _rows
