@@ -21,7 +21,7 @@ _SCIPY = "a SciPy function that is no ufunc: it calls np.asarray, which CuPy ref
 NOT_ON_CUPY_MODULES = {m: _SCIPY for m in (
     "scipy.integrate.", "scipy.linalg.", "scipy.signal.", "scipy.stats.")}
 NOT_ON_CUPY_FUNCTIONS = {f"scipy.special.{n}": _SCIPY for n in (
-    "log_softmax", "logsumexp", "multigammaln", "softmax")}
+    "log_softmax", "logsumexp", "multigammaln", "softmax", "spherical_jn", "spherical_yn")}
 # rows whose call holds a NumPy array of its own (an exponent, coordinates, a mask, the
 # other operand): CuPy refuses to mix it with a device array, and a CuPy user would have
 # made that array on the device
@@ -38,7 +38,8 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.polyval(complex)", "np.polyval(x)", "np.power(integer exponent)",
     "np.ldexp(an exponent per column)", "np.quantile(weights)", "np.select",
     "np.select(plain default)", "np.std(0-d)", "np.where",
-    "special.gammainc(array a)", "special.gammaincc(array a)", "special.betainc(array a, b)")}
+    "special.gammainc(array a)", "special.gammaincc(array a)", "special.betainc(array a, b)",
+    "special.lambertw", "special.lambertw(complex)")}  # (lambertw makes k a NumPy array)
 
 
 def _not_on_cupy(spec):
@@ -515,6 +516,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'scipy.special.logsumexp': 'not lazy: the call returns a float64',
     'scipy.special.multigammaln': 'not lazy: the call returns a float64',
     'scipy.special.softmax': 'not lazy: the call returns a ndarray',
+    'scipy.special.spherical_jn': 'not lazy: the call returns a float64',
+    'scipy.special.spherical_yn': 'not lazy: the call returns a float64',
     'scipy.stats.beta.cdf': 'not lazy: the call returns a float64',
     'scipy.stats.beta.logcdf': 'not lazy: the call returns a float64',
     'scipy.stats.beta.logpdf': 'not lazy: the call returns a float64',
@@ -618,6 +621,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'special.logsumexp(b)': 'not lazy: the call returns a float64',
     'special.logsumexp(b, return_sign)': 'not lazy: the call returns a float64',
     'special.softmax(1-d)': 'not lazy: the call returns a float64',
+    'special.spherical_jn(derivative)': 'not lazy: the call returns a float64',
+    'special.spherical_yn(derivative)': 'not lazy: the call returns a float64',
     'sqrtm(complex)': 'not lazy: the call returns a ndarray',
     'svd(compute_uv=False)': "TypeError: svd() got an unexpected keyword argument 'compute_uv'",
     'svd(hermitian)': "TypeError: svd() got an unexpected keyword argument 'hermitian'",

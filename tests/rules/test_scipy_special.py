@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from scipy import special
+from scipy.special import _ufuncs
 
 import pullback as pb
 
@@ -15,6 +16,13 @@ AXES = [None, 0, -1, (0, 1)]
 def _between(lo, hi):
     def draw(rng, shape):
         return rng.uniform(lo, hi, shape)
+
+    return draw
+
+
+def _points(*values):
+    def draw(rng, shape):
+        return np.array(values)
 
     return draw
 
@@ -116,15 +124,122 @@ SPECS = [
 
 
 
+# near removable singularities (the Taylor series below 1e-3, the quotient above): to
+# second order, at the points around 1e-3 and the singular point itself
+NEAR_0 = _points(0.0, 1e-5, -9e-4, 1.1e-3, -0.3)
+TERNARY = [((3,), (3,), (3,)), ((2, 1), (3,), ())]
+SPECS += [
+    Spec(special.expm1, UNARY),
+    Spec(special.expm1, UNARY, domain="complex", name="special.expm1(complex)"),
+    Spec(special.cosm1, UNARY),
+    Spec(special.exprel, UNARY),
+    Spec(special.exprel, [(5,)], domain=NEAR_0, name="special.exprel(near 0)"),
+    Spec(special.exp2, UNARY),
+    Spec(special.exp10, UNARY),
+    Spec(special.cbrt, UNARY, domain="nonzero"),
+    Spec(special.radian, TERNARY),
+    Spec(special.sindg, UNARY, domain=_between(-400.0, 400.0)),
+    Spec(special.cosdg, UNARY, domain=_between(-400.0, 400.0)),
+    Spec(special.tandg, UNARY, domain=_between(-80.0, 80.0)),
+    Spec(special.cotdg, UNARY, domain=_between(10.0, 170.0)),
+    Spec(special.huber, BINARY, domain=("positive", "real")),
+    Spec(special.pseudo_huber, BINARY, domain=("positive", "real")),
+    Spec(special.boxcox, BINARY, domain=("positive", "real")),
+    Spec(special.boxcox, [((5,), (5,))], domain=("positive", NEAR_0),
+         name="special.boxcox(lmbda near 0)"),
+    Spec(special.boxcox1p, BINARY, domain=("positive", "real")),
+    Spec(special.boxcox1p, [((5,), (5,))], domain=(_between(-0.5, 2.0), NEAR_0),
+         name="special.boxcox1p(lmbda near 0)"),
+    Spec(special.inv_boxcox, BINARY, domain=("positive", _between(-0.3, 1.5))),
+    Spec(special.inv_boxcox, [((5,), (5,))], domain=("real", NEAR_0),
+         name="special.inv_boxcox(lmbda near 0)"),
+    Spec(special.inv_boxcox1p, BINARY, domain=("positive", _between(-0.3, 1.5))),
+    Spec(special.inv_boxcox1p, [((5,), (5,))], domain=("real", NEAR_0),
+         name="special.inv_boxcox1p(lmbda near 0)"),
+    Spec(special.binom, BINARY, domain=(_between(3.0, 5.0), _between(0.5, 2.5))),
+    Spec(special.poch, BINARY, domain="positive"),
+    Spec(special.erfi, UNARY),
+    Spec(special.erfi, UNARY, domain="complex", name="special.erfi(complex)"),
+    Spec(special.dawsn, UNARY),
+    Spec(special.dawsn, UNARY, domain="complex", name="special.dawsn(complex)"),
+    Spec(special.ndtri_exp, UNARY, domain=_between(-10.0, -0.1)),
+    Spec(special.exp1, UNARY, domain="positive"),
+    Spec(special.exp1, UNARY, domain=_right_half_plane, name="special.exp1(complex)"),
+    Spec(special.expi, UNARY, domain="nonzero"),
+    Spec(special.expn, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
+         call=lambda x, n: special.expn(n, x)),
+    Spec(special.spence, UNARY, domain="positive"),
+    Spec(special.spence, [(5,)], domain=_points(1.0, 1 + 1e-5, 1 - 9e-4, 1 + 1.1e-3, 0.3),
+         name="special.spence(near 1)"),
+    Spec(special.spence, UNARY, domain=_right_half_plane, name="special.spence(complex)"),
+    Spec(_ufuncs._zeta, UNARY, domain="positive", kwargs={"x": [2.0, 3.5]},
+         call=lambda q, x: special.zeta(x, q), name="special.zeta"),
+    Spec(special.owens_t, BINARY),
+    Spec(special.ellipk, UNARY, domain=_between(-1.5, 0.9)),
+    Spec(special.ellipk, [(5,)], domain=NEAR_0, name="special.ellipk(near 0)"),
+    Spec(special.ellipe, UNARY, domain=_between(-1.5, 0.9)),
+    Spec(special.ellipe, [(5,)], domain=NEAR_0, name="special.ellipe(near 0)"),
+    Spec(special.agm, BINARY, domain="positive"),
+    Spec(special.agm, [((4,), (4,))], domain=(_points(1.0, 1.0, 2.0, 0.7),
+                                              _points(1.0, 1 + 1e-5, 2 - 8e-4, 0.7 * 1.0006)),
+         name="special.agm(a near b)"),
+    Spec(special.wofz, UNARY, domain="complex"),
+    Spec(special.voigt_profile, TERNARY, domain=("real", "positive", "positive")),
+    Spec(_ufuncs._lambertw, UNARY, domain="positive", call=special.lambertw,
+         name="special.lambertw"),
+    Spec(_ufuncs._lambertw, UNARY, domain="complex", kwargs={"k": [0, 1, -1]},
+         call=special.lambertw, name="special.lambertw(complex)"),
+    Spec(special.kn, UNARY, domain="positive", kwargs={"n": [0, 1, 3, -2]},
+         call=lambda x, n: special.kn(n, x)),
+    Spec(special.kve, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
+         call=lambda x, v: special.kve(v, x)),
+    Spec(special.kve, UNARY, domain=_right_half_plane, kwargs={"v": [0.5]},
+         call=lambda x, v: special.kve(v, x), name="special.kve(complex)"),
+    Spec(special.spherical_jn, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
+         call=lambda z, n: special.spherical_jn(n, z)),
+    Spec(special.spherical_jn, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
+         call=lambda z, n: special.spherical_jn(n, z, derivative=True),
+         name="special.spherical_jn(derivative)"),
+    Spec(special.spherical_yn, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
+         call=lambda z, n: special.spherical_yn(n, z)),
+    Spec(special.spherical_yn, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
+         call=lambda z, n: special.spherical_yn(n, z, derivative=True),
+         name="special.spherical_yn(derivative)"),
+    # distribution functions in x (p, m) and their inverses, with constant shapes and counts
+    Spec(special.stdtr, UNARY, kwargs={"df": [1.0, 3.5]},
+         call=lambda t, df: special.stdtr(df, t)),
+    Spec(special.fdtr, UNARY, domain="positive", kwargs={"dfn": [1.0, 3.0], "dfd": [2.0, 5.5]},
+         call=lambda x, dfn, dfd: special.fdtr(dfn, dfd, x)),
+    Spec(special.chdtr, UNARY, domain="positive", kwargs={"v": [1.0, 3.5]},
+         call=lambda x, v: special.chdtr(v, x)),
+    Spec(special.gdtr, BINARY, domain="positive", kwargs={"b": [0.5, 2.0]},
+         call=lambda a, x, b: special.gdtr(a, b, x)),
+    Spec(special.bdtr, UNARY, domain=_between(0.05, 0.95), kwargs={"k": [0, 2, 3.5], "n": [5]},
+         call=lambda p, k, n: special.bdtr(k, n, p)),
+    Spec(special.nbdtr, UNARY, domain=_between(0.05, 0.95), kwargs={"k": [0, 2], "n": [1, 4]},
+         call=lambda p, k, n: special.nbdtr(k, n, p)),
+    Spec(special.pdtr, UNARY, domain="positive", kwargs={"k": [0, 2]},
+         call=lambda m, k: special.pdtr(k, m)),
+    Spec(special.gammaincinv, UNARY, domain=_between(0.05, 0.95), kwargs={"a": [0.5, 1.0, 3.5]},
+         call=lambda y, a: special.gammaincinv(a, y)),
+    Spec(special.gammainccinv, UNARY, domain=_between(0.05, 0.95),
+         kwargs={"a": [0.5, 1.0, 3.5]}, call=lambda y, a: special.gammainccinv(a, y)),
+    Spec(special.betaincinv, UNARY, domain=_between(0.05, 0.95),
+         kwargs={"a": [0.5, 2.5], "b": [0.7, 3.0]},
+         call=lambda y, a, b: special.betaincinv(a, b, y)),
+]
 
-@pytest.mark.parametrize("f", [special.iv, special.ive, special.jv, special.yv, special.kv])
+
+@pytest.mark.parametrize("f", [special.iv, special.ive, special.jv, special.yv, special.kv,
+                               special.kve])
 def test_bessel_order_has_no_derivative(f):
     # the message names the function where it lives (scipy.special's ufuncs are no np.*)
     with pytest.raises(pb.NoRuleError, match=f"scipy.special.{f.__name__} .*argument 0"):
         pb.grad(f)(0.5, 1.5)
 
 
-NONDIFF = {special.gammasgn: (np.array([-2.5, -1.5, 0.5, 3.0]),)}
+NONDIFF = {special.gammasgn: (np.array([-2.5, -1.5, 0.5, 3.0]),),
+           special.round: (np.array([-2.5, -0.4, 0.5, 3.7]),)}
 
 
 def test_gammasgn_is_a_constant_factor():
@@ -142,8 +257,33 @@ def test_incomplete_functions_have_no_derivative_in_the_shape_parameters(call):
         pb.grad(call)(1.5)
 
 
+@pytest.mark.parametrize("call,reason", [
+    (lambda a: special.gammaincinv(a, 0.3), "shape parameter"),
+    (lambda a: special.gammainccinv(a, 0.3), "shape parameter"),
+    (lambda b: special.betaincinv(2.0, b, 0.3), "shape parameter"),
+    (lambda v: special.chdtr(v, 1.5), "shape parameter"),
+    (lambda b: special.gdtr(1.0, b, 1.5), "shape parameter"),
+    (lambda df: special.stdtr(df, 0.3), "degrees of freedom"),
+    (lambda dfd: special.fdtr(2.0, dfd, 0.3), "degrees of freedom"),
+    (lambda x: special.zeta(x, 1.5), "exponent x of the Hurwitz zeta function"),
+], ids=["gammaincinv", "gammainccinv", "betaincinv", "chdtr", "gdtr", "stdtr", "fdtr", "zeta"])
+def test_arguments_without_a_closed_form_derivative_say_why(call, reason):
+    with pytest.raises(pb.NoRuleError, match=reason):
+        pb.grad(call)(2.5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: special.expn(n, 1.5), lambda n: special.kn(n, 1.5),
+    lambda k: special.bdtr(k, 5, 0.3), lambda k: special.pdtr(k, 1.5),
+], ids=["expn", "kn", "bdtr", "pdtr"])
+def test_integer_arguments_have_no_derivative(call):
+    with pytest.raises(pb.NoRuleError, match="argument 0"):
+        pb.grad(call)(2.0)
+
+
 def test_plain_functions_are_intercepted_in_scipy_special():
-    for name in ("polygamma", "multigammaln", "logsumexp", "softmax", "log_softmax"):
+    for name in ("polygamma", "multigammaln", "logsumexp", "softmax", "log_softmax",
+                 "spherical_jn", "spherical_yn"):
         assert getattr(getattr(special, name), "_pb_primitive", False), name
     def unwrapped(f):  # np.sinc stands wrapped in NumPy's namespace (construct.py)
         return getattr(f, "_pb_original", f)
