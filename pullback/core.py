@@ -111,6 +111,14 @@ def plain(x):
     return x
 
 
+def memory(x):
+    """The array under every box, a pb.jit trace's too: where the value lies in memory (for
+    the views a write goes through)."""
+    while isinstance(x, Tracked):
+        x = x.value
+    return x
+
+
 def box_at(x, level):
     """The box of ``x`` at ``level``, looking through boxes of higher levels; None when
     ``x`` does not depend on that level."""
@@ -209,8 +217,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         for c in children:  # views (np.split's pieces): a write goes through to the base
-            if c.__class__ is Tracked and c.value.__class__ is np.ndarray and (
-                    c.value.base is not None):
+            if isinstance(c, Tracked) and getattr(memory(c), "base", None) is not None:
                 writes.view(c)
         out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     elif is_inexact(out):
@@ -218,7 +225,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
             refuse_subclass(func, out)  # (an ndarray subclass: np.dot(x, matrix))
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
-        v = plain(out.value)
+        v = memory(out)
         if v.__class__ is np.ndarray and v.base is not None:  # a view one level down
             writes.view(out)
     if watching and state.watch is not None:

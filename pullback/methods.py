@@ -112,6 +112,10 @@ class ArrayMethods:
             )
         return self
 
+    def __array_namespace__(self, api_version=None):
+        # NumPy's, as an ndarray's (SciPy asks it whether a write into x may go in place)
+        return np
+
     def __reduce_ex__(self, protocol):
         raise TypeError(
             "pullback: a tracked value cannot be pickled: the copy would be a plain array "

@@ -146,10 +146,38 @@ def _edited(x):
                                                                x[:3]))
 
 
+def _leapfrog(y0):  # a symplectic step on the halves of the state, written in place
+    y = y0.copy()
+    for _ in range(3):
+        q, p = np.split(y, 2)
+        p -= 0.1 * np.sin(q)
+        q += 0.1 * p
+    return np.sum(y ** 2)
+
+
+def _safe_ratios(x):
+    counts = np.array([0.0, 2.0, 0.0, 4.0, 1.0])
+    rates = np.divide(x, counts, out=np.zeros_like(x), where=counts != 0)
+    return np.sum(rates ** 2) + np.sum(scipy.stats.zscore(x) ** 3)
+
+
+def _through_a_view(x):  # under pb.jit too, the write reaches y (it used to be lost there)
+    y = x * 1.0
+    tail = y[1:]
+    tail[0] = x[0] ** 2
+    y.T[2] *= 3.0
+    return np.sum(y ** 2)
+
+
+def _tied_weights(x):
+    params = {"encoder": x, "decoder": x}  # one array, two names
+    return np.sum(np.tanh(params["encoder"] * 2.0) * params["decoder"])
+
+
 @pytest.mark.parametrize("program,size", [
     (_kalman_filter, 1), (_euler_steps, 2), (_fft_convolution, 5), (_running_buffer, 4),
     (_sorted_cdf, 5), (_trend_and_covariance, 6), (_weighted_histogram, 6), (_scalar_code, 5),
-    (_edited, 4),
+    (_edited, 4), (_leapfrog, 4), (_safe_ratios, 5), (_tied_weights, 3), (_through_a_view, 4),
 ], ids=lambda p: getattr(p, "__name__", "")[1:])
 def test_idioms_of_scientific_code(program, size):
     x = np.random.default_rng(size).standard_normal(size) + 0.1

@@ -22,7 +22,7 @@ import weakref
 
 import numpy as np
 
-from ..core import _seq  # (a param's update: the Tracker's backward() compares it)
+from ..core import _seq, memory  # (_seq: a param's update, which backward() compares)
 from ..extend import (
     MINUS_ONE,
     ONE,
@@ -229,7 +229,7 @@ def _version(a, seq):
 def _view_of(x):
     """``(base, geometry)``: the tracked value ``x`` is a NumPy view of (looking through
     views of views), and where ``x`` lies in its memory; None when ``x`` owns its values."""
-    xv = plain(x)
+    xv = memory(x)  # (under pb.jit, the traced values' arrays)
     if not isinstance(xv, np.ndarray):
         return None
     owner, found, a = _owner(xv), None, x  # (the owner is xv itself for np.atleast_1d(y))
@@ -240,7 +240,7 @@ def _view_of(x):
             break
         b = a.args[1] if isinstance(getattr(a.rule, "rule", None), RereadPullback) else a.args[0]
         version = _version(b, a.seq)
-        value = plain(version)
+        value = memory(version)
         if not isinstance(value, np.ndarray) or _owner(value) is not owner:
             break
         found, found_value, a = b, value, version
@@ -271,7 +271,7 @@ def _forget(ref, *, key):
 def note_view(node):
     """Remember ``node``, whose value is a NumPy view, so that a write into its base reads
     it again."""
-    owner = _owner(plain(node))
+    owner = _owner(memory(node))
     entry = _views.get(id(owner))
     if entry is None or entry[0]() is not owner:
         try:
@@ -300,7 +300,7 @@ def _refresh_views(x, old_value):
         )
     order = "C" if old_value.flags.c_contiguous else "F"
     for w in list(views):
-        wv = plain(w)
+        wv = memory(w)
         if w is x or w.level != x.level or not isinstance(wv, np.ndarray) or (
                 _owner(wv) is not owner):
             continue
@@ -365,7 +365,7 @@ def write(x, index, v):
     if isinstance(new, Tracked) and new.args is not None and new.args[0] is x:
         _become(x, new)
         if view is None:  # (through a view, the write into the base read the views again)
-            _refresh_views(x, xv)
+            _refresh_views(x, memory(xv))
         return
     # nothing recorded (no_grad, or a value of a finished computation): a leaf takes the
     # new value, as a param's value changes in an optimizer's step
@@ -384,7 +384,7 @@ def in_place(func):
     ``func(x, v)`` written into ``x``, so that every name for ``x`` sees it, as NumPy's."""
     def in_place_operator(self, other):
         _check_param(self)
-        before = plain(self)
+        before = memory(self)
         result = func(self, other)
         new_shape = shape_of(result)
         if not isinstance(result, Tracked) or state.no_grad:
