@@ -111,9 +111,7 @@ def plain(x):
     return x
 
 
-def memory(x):
-    """The array under every box, a pb.jit trace's too: where the value lies in memory (for
-    the views a write goes through)."""
+def memory(x):  # the array under every box, a pb.jit trace's too (the views of writes)
     while isinstance(x, Tracked):
         x = x.value
     return x
@@ -488,18 +486,15 @@ class Tracked(ArrayMethods):
             return np.asarray(plain(self)).astype(dtype)
         refuse_conversion(self.shape, self.dtype)
 
-    def _refuse_scalar(self, kind):
-        refuse_scalar(kind)
-
     def __float__(self):
         v = _live_box(self)
-        return float(v) if not isinstance(v, Tracked) else self._refuse_scalar("float")
+        return float(v) if not isinstance(v, Tracked) else refuse_scalar("float")
 
     def __int__(self):
-        self._refuse_scalar("int")
+        refuse_scalar("int")
 
     def __complex__(self):
-        self._refuse_scalar("complex")
+        refuse_scalar("complex")
 
     def __bool__(self):
         return bool(plain(self))
