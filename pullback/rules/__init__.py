@@ -26,4 +26,11 @@ from . import (  # noqa: F401
 )
 
 if importlib.util.find_spec("scipy") is not None:
-    from . import scipy_integrate, scipy_linalg, scipy_signal, scipy_special, scipy_stats  # noqa: F401
+    from . import (  # noqa: F401
+        scipy_integrate,
+        scipy_linalg,
+        scipy_signal,
+        scipy_special,
+        scipy_special_integrals,
+        scipy_stats,
+    )
