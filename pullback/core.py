@@ -18,6 +18,14 @@ import numpy as np
 from .binding import bind_positional
 from .guard import hold, level_holds
 from .methods import ArrayMethods, escapes
+from .refusals import (
+    no_rule,
+    refuse_conversion,
+    refuse_in_place,
+    refuse_objects,
+    refuse_scalar,
+    refuse_subclass,
+)
 from .registry import (
     Bilinear,
     Composite,
@@ -30,14 +38,8 @@ from .registry import (
     check_rule_result,
     getitem,
     name_of,
-    no_rule,
     nondiff,
     reads_lists_as_arrays,
-    refuse_conversion,
-    refuse_in_place,
-    refuse_objects,
-    refuse_scalar,
-    refuse_subclass,
     rules,
     ufunc_methods,
 )
@@ -206,8 +208,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
         out = Tracked(out, level, args, rule)
         if level not in level_holds or np.ndarray in map(type, saved):  # (a transform's
             hold(out, saved, rule)  # inputs are held by its level already)
-        v = out.value
-        if v.base is not None or args and v is getattr(args[0], "value", None):
+        if (v := out.value).base is not None or args and v is getattr(args[0], "value", None):
             writes.view(out)  # a NumPy view, or the argument itself (np.atleast_1d(x))
     elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .registry import name_of, refuse_subclass
+from .refusals import refuse_subclass
+from .registry import name_of
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,

@@ -3,7 +3,7 @@ the NumPy function of the same name, so it goes through the same rules."""
 
 import numpy as np
 
-from .registry import refuse_subclass
+from .refusals import refuse_subclass
 
 # the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
 # a transform whose output then has no derivative says so (backward.Linearized)

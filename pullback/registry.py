@@ -11,7 +11,6 @@ rule; the engine above reads these tables.
 from __future__ import annotations
 
 import operator
-import os
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -189,114 +188,6 @@ def not_implemented(reason: str) -> NotImplementedCotangent:
     >>> ct = pb.not_implemented("the probabilities q")     # in a pullback: (g * w, ct)
     """
     return NotImplementedCotangent(reason)
-
-
-_LIBRARY_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (np,) if m.__file__)
-
-
-def called_from() -> str:
-    """``module.function (file:line)`` of the innermost frame outside pullback and NumPy
-    when that is a library's code (SciPy's), not the user's, for the messages of refusals
-    that a library's internals trigger; else the empty string (the traceback's last line is
-    the user's own)."""
-    here = os.path.dirname(__file__) + os.sep
-    frame: Any = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith((here, *_LIBRARY_DIRS)):
-        frame = frame.f_back
-    if frame is None or "-packages" + os.sep not in frame.f_code.co_filename:
-        return ""
-    module = frame.f_globals.get("__name__", "?")
-    return (f"{module}.{frame.f_code.co_name} at "
-            f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
-
-
-def _by(where: str) -> str:
-    return f" (called by {where})" if where else ""
-
-
-def no_rule(func: Any) -> NoRuleError:
-    """The error for a function with no rule called on a tracked value (``apply``)."""
-    if isinstance(func, np.ufunc) and func.types and func.types[0].endswith("->O"):
-        return NoRuleError(  # np.frompyfunc's: object arrays, whose elements are plain
-            f"pullback: {name_of(func)} is np.frompyfunc's, which works on object arrays; "
-            "use np.vectorize(f) instead, which calls f on tracked elements")
-    return NoRuleError(
-        f"pullback: no derivative rule for {name_of(func)}{_by(called_from())}, called on a "
-        f"tracked value. Register one with @pb.rrule({name_of(func)}), or call it on plain "
-        "values (x.value) if no gradient should flow through it."
-    )
-
-
-def refuse_in_place(func: Any) -> TypeError:
-    """The error for a NumPy function that writes into its argument (np.put, np.place)."""
-    return TypeError(
-        f"pullback: {name_of(func)}{_by(called_from())} writes into an array in place, "
-        "which cannot record a gradient. Build the result out of place instead: "
-        "np.where(mask, v, a), np.concatenate/np.stack, or a + pb.index_add(v, index, "
-        "a.shape)."
-    )
-
-
-def refuse_conversion(shape: tuple, dtype: Any) -> Any:
-    """Refuse to make a tracked value a plain NumPy array (``Tracked.__array__``)."""
-    where = called_from()
-    if where:  # a library's function that converts its arguments (to run compiled code)
-        raise TypeError(
-            f"pullback: a tracked value (shape {shape}, dtype {dtype}) reached {where}, "
-            "which makes it a plain NumPy array and would drop its gradient: the function "
-            "called there has no derivative rule. Give it one (pb.primitive and pb.rrule), "
-            "or pass it plain values (pb.stop_gradient(x)) if no gradient should flow "
-            "through it."
-        )
-    raise TypeError(
-        "pullback: a tracked value cannot become a plain NumPy array here "
-        f"(shape {shape}, dtype {dtype}): that would drop its gradient. This is a plain "
-        "array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)), a plain array's "
-        "method (A.dot(x): write np.dot(A, x) or A @ x), or a list holding x given to a "
-        "function with no rule or an operator (x * [x, 1.0]: np.array([x, 1.0]) first)."
-    )
-
-
-def refuse_scalar(kind: str) -> Any:
-    """Refuse ``float()``, ``int()`` or ``complex()`` of a tracked value."""
-    raise TypeError(
-        f"pullback: {kind}() of a tracked value{_by(called_from())} would drop its "
-        "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "
-        "into a plain array (make the buffer tracked: a = np.zeros_like(x)); x.item() "
-        "leaves the graph on purpose."
-    )
-
-
-def refuse_objects(func: Any) -> Any:
-    """Refuse an object array made of a tracked value (``x.astype(object)``): it holds plain
-    Python numbers, so the gradient would be lost without a word."""
-    name = "a function" if func is None else name_of(func)
-    raise TypeError(
-        f"pullback: {name} made an object array (dtype=object) of a tracked value: it "
-        "holds plain Python numbers, which would drop the gradient. Keep a float dtype; "
-        "to apply a Python function to each element, use np.vectorize(f)(x)."
-    )
-
-
-def refuse_subclass(func: Any, value: Any) -> Any:
-    """Refuse an ``np.matrix`` or a masked array (``value``, or its class) meeting a tracked
-    value: their operators and reductions follow other rules than an ndarray's (``*`` a
-    matrix product, a mask that hides entries), which the recorded graph would not follow,
-    so the gradient would be wrong without a word."""
-    name = "an operation" if func is None else name_of(func)
-    cls = value if isinstance(value, type) else type(value)
-    shape = "" if isinstance(value, type) else f" of shape {np.shape(value)}"
-    if issubclass(cls, np.matrix):
-        what, fix = "an np.matrix", "np.asarray(m) (and @ for the matrix product)"
-    else:
-        what, fix = "a masked array", (
-            "its data, m.filled(0.0), and multiply by ~m.mask where masked entries must not "
-            "count")
-    raise TypeError(
-        f"pullback: {name} met {what}{shape} and a tracked value; pullback records plain "
-        f"ndarray semantics, which {what} does not follow, so the gradient would be wrong. "
-        f"Instead, pass {fix}."
-    )
 
 
 def check_rule_result(func: Callable[..., Any], rule: Any, result: Any) -> None:

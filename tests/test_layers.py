@@ -83,13 +83,14 @@ def test_the_engine_layers_import_only_from_below():
     graph = _graph()
     below = {
         "pullback.registry": set(),
-        "pullback.methods": {"pullback.registry"},  # (its refusals: refuse_subclass)
+        "pullback.refusals": {"pullback.registry"},
+        "pullback.methods": {"pullback.refusals"},
         "pullback.tree": set(),
-        "pullback.guard": {"pullback.registry"},
+        "pullback.guard": {"pullback.registry", "pullback.refusals"},
         "pullback.binding": {"pullback.registry"},
         "pullback.lazy": {"pullback.registry"},
-        "pullback.core": {"pullback.registry", "pullback.methods", "pullback.guard",
-                          "pullback.binding"},
+        "pullback.core": {"pullback.registry", "pullback.refusals", "pullback.methods",
+                          "pullback.guard", "pullback.binding"},
         "pullback.backend": {"pullback.core"},
         "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree",
                               "pullback.guard", "pullback.lazy", "pullback.backend",
