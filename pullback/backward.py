@@ -699,5 +699,11 @@ class VJP:
                     f"pullback: cotangent {k} for {self._fname} has shape "
                     f"{shape_of(s)}, but the output has shape {want}"
                 )
+            if is_complex(s) and not is_complex(o):
+                raise TypeError(
+                    f"pullback: cotangent {k} for {self._fname} is complex but the output is "
+                    "real: its imaginary part would be dropped. Pass a real cotangent "
+                    "(np.real(ct)), or make the output complex (out * (1 + 0j))."
+                )
             checked.append(s if isinstance(s, Tracked) or is_foreign(s) else np.asarray(s))
         return tuple(self._lin.pull(self._outs, checked, batch_shape))

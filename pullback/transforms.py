@@ -20,7 +20,7 @@ import numpy as np
 from .api import grad
 from .backend import on_backend
 from .backward import VJP, as_result, fname_of, linearize, normalize_argnums, strip
-from .core import Tracked, box_at, is_inexact, plain, shape_of
+from .core import Tracked, box_at, is_complex, is_inexact, plain, shape_of
 from .registry import Elementwise
 from .tree import tree_flatten, tree_unflatten
 
@@ -127,6 +127,12 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
             f"pullback: the tangents for {fname} must match the primals in structure and "
             f"shape: primals {[shape_of(p) for p in flat_p]}, tangents "
             f"{[shape_of(t) for t in flat_t]}"
+        )
+    if any(is_complex(t) and not is_complex(p) for p, t in zip(flat_p, flat_t)):
+        raise TypeError(
+            f"pullback: a tangent for {fname} is complex but its primal is real: the "
+            "imaginary part would be dropped. Pass a real tangent, or a complex primal "
+            "(x * (1 + 0j))."
         )
     lin, outs, out_def = linearize(f, primals, {}, range(len(primals)))
     pull = VJP(lin, outs, fname)

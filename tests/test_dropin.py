@@ -432,6 +432,20 @@ def test_np_asfortranarray_and_np_require_of_tracked_values():
     assert np.shape(pb.grad(lambda x: np.sum(np.asfortranarray(x)))(np.array(2.0))) == ()
 
 
+def test_out_given_a_tuple_of_tracked_buffers():
+    # np.divmod(..., out=(q, r)) into two tracked buffers (it said they were plain)
+    def f(x):
+        q, r = np.zeros_like(x), np.zeros_like(x)
+        np.divmod(x, 0.4, out=(q, r))
+        total = np.sum(r ** 2) + np.sum(q)
+        np.modf(x * 3.0, out=(q, r))
+        return total + np.sum(r ** 2) + np.sum(q * x)
+
+    x = np.array([1.1, 2.3])
+    assert pb.value_and_grad(f)(x)[0] == pytest.approx(f(x.copy()))
+    pb.check_grads(f, x, order=2)
+
+
 def test_a_flattened_copy_is_a_copy():
     def f(x):
         y = x.reshape(2, 2) * 1.0

@@ -354,6 +354,18 @@ def test_jacobian_through_a_rule_with_several_outputs(out):
         close(pb.jacobian(f)(x), fd_jacobian(f, x))
 
 
+def test_a_complex_cotangent_or_tangent_for_a_real_value_is_refused():
+    # its imaginary part used to be dropped without a word
+    _, pull = pb.vjp(np.sin, np.ones(2))
+    with pytest.raises(TypeError, match="cotangent 0 for sin is complex but the output is real"):
+        pull(np.ones(2) * 1j)
+    with pytest.raises(TypeError, match="tangent for sin is complex but its primal is real"):
+        pb.jvp(np.sin, (np.ones(2),), (np.ones(2) * 1j,))
+    z = np.ones(2) + 0j  # a complex primal takes them
+    close(pb.vjp(lambda z: z * 2.0, z)[1](np.ones(2) * 1j)[0], 2j * np.ones(2))
+    close(pb.jvp(lambda z: z * 2.0, (z,), (np.ones(2) * 1j,))[1], 2j * np.ones(2))
+
+
 @pytest.mark.parametrize("changes", ["an array written", "a Generator", "a counter"])
 def test_checkpoint_refuses_a_function_whose_rerun_differs(changes):
     # the backward pass runs the function again: state it reads that changed since the

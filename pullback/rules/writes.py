@@ -415,6 +415,11 @@ def into_out(call, func, args, kwargs):
     if out is None:
         return call(func, args, rest)
     target = out[0] if type(out) is tuple and len(out) == 1 else out
+    if type(target) is tuple and all(isinstance(t, Tracked) for t in target):
+        results = call(func, args, rest)  # several outputs (np.divmod, np.modf): each its own
+        for t, result in zip(target, results):
+            write(t, Ellipsis, result)
+        return target
     if not isinstance(target, Tracked):
         raise TypeError(
             f"pullback: {name_of(func)}(..., out=...) writes into an existing plain array, "
