@@ -27,6 +27,7 @@ from . import (  # noqa: F401
 
 if importlib.util.find_spec("scipy") is not None:
     from . import (  # noqa: F401
+        scipy_fft,
         scipy_integrate,
         scipy_linalg,
         scipy_signal,
