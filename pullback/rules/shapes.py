@@ -245,3 +245,38 @@ def _sum_repeats(g, counts, ax):
 
 linear(np.tile, tile_transpose)
 linear(np.repeat, repeat_transpose)
+
+
+# ---------------------------------------------------------------------------- windows
+
+def sliding_window_view_impl(x, window_shape, axis=None, *, subok=False, writeable=False):
+    # NumPy's read-only view, as slices: the windows along an axis are the w shifted slices
+    # of length n - w + 1 stacked on a last axis (a repeated axis: windows of windows, as
+    # NumPy's)
+    shape = shape_of(x)
+    windows = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    if axis is None:
+        axes = tuple(range(len(shape)))
+        if len(windows) != len(axes):
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(windows)} window_shape elements "
+                             f"and `x.ndim` is {len(shape)}.")
+    else:
+        axes = tuple(axis) if np.iterable(axis) else (axis,)
+        if len(windows) != len(axes):
+            raise ValueError(f"Must provide matching length window_shape and axis; got "
+                             f"{len(windows)} window_shape elements and {len(axes)} axes "
+                             "elements.")
+    out = x
+    for a, w in zip(axes, windows):
+        a = a % len(shape)
+        n = shape_of(out)[a] - w + 1
+        if w < 0 or n < 1:
+            raise ValueError("window shape cannot be larger than input array shape"
+                             if w >= 0 else "`window_shape` cannot contain negative values")
+        lead = (slice(None),) * a
+        out = np.stack([out[lead + (slice(k, k + n),)] for k in range(w)], axis=-1)
+    return out
+
+
+composite(np.lib.stride_tricks.sliding_window_view, sliding_window_view_impl)

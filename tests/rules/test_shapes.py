@@ -6,7 +6,16 @@ from pullback.registry import astype
 
 from .spec import BINARY, UNARY, Spec
 
+_windows = np.lib.stride_tricks.sliding_window_view
+
 SPECS = [
+    Spec(_windows, [(5,)], call=lambda x: _windows(x, 3)),
+    Spec(_windows, [(4, 6)], call=lambda x: _windows(x, (2, 3)),
+         name="sliding_window_view(every axis)"),
+    Spec(_windows, [(4, 6)], call=lambda x: _windows(x, 3, axis=-1),
+         name="sliding_window_view(axis)"),
+    Spec(_windows, [(4, 6)], call=lambda x: _windows(x, (2, 2), axis=(1, 1)),
+         name="sliding_window_view(an axis twice)"),
     # changing shape
     Spec(np.reshape, [(2, 3)], kwargs={"order": ["C", "F", "A"]},
          call=lambda x, order: np.reshape(x, (3, 2), order=order)),
