@@ -2,10 +2,17 @@
 derivative for each argument, as a function of the answer and the arguments.
 
 Conventions (docs/conventions.md): abs'(0) = 0; ties of maximum/minimum/fmax/fmin share
-the gradient equally; sqrt'(0) = +inf, and on rows marked ``singular`` a zero cotangent
-still gives zero where the derivative is infinite or NaN; clip at a bound passes the
-gradient to x. Complex rows give the holomorphic derivative f'(z) and the engine
-conjugates it (ChainRules); the non-holomorphic ones (conj, real, imag, angle) are rules.
+the gradient equally; sqrt'(0) = +inf, and on rows marked ``singular`` (a derivative
+infinite at a finite point of the domain) a zero cotangent still gives zero where the
+derivative is infinite or NaN; clip at a bound passes the gradient to x.
+Complex rows give the holomorphic derivative f'(z) and the engine conjugates it
+(ChainRules); the non-holomorphic ones (conj, real, imag, angle, sign) are rules.
+
+A function that passes its cotangent to some elements and not others (maximum's winner,
+heaviside's h0, clip) selects with np.where, not by a product with a 0/1 mask: an element
+that gets nothing gets exactly 0, also where the cotangent is inf or NaN (a product would
+give NaN there, 0 * inf, where the derivative is 0). Such functions are rules, not rows,
+as the engine multiplies a row's cotangent by its local derivative.
 """
 
 from typing import Any
@@ -18,9 +25,11 @@ from ..extend import (
     Tracked,
     composite,
     elementwise,
+    is_foreign,
     nondifferentiable,
     on_backend,
     plain,
+    primitive,
     rrule,
 )
 from ._util import zero_of
@@ -34,20 +43,6 @@ DEG_PER_RAD = 180.0 / np.pi
 def _nonzero(d):
     """``d`` with its zeros replaced by ones: a denominator for a 0/0 whose convention is 0."""
     return np.where(d == 0, 1, d)
-
-
-def _tie_share(x, y):
-    # d max(x, y) / dx: 1 where x wins, 1/2 at a tie, 0 where y wins
-    return np.greater(x, y) + 0.5 * np.equal(x, y)
-
-
-def _fmax_share(x, y):
-    # as for maximum, but a NaN loses: fmax(x, nan) = x
-    return np.where(np.isnan(plain(y)), 1.0, _tie_share(x, y))
-
-
-def _fmin_share(x, y):
-    return np.where(np.isnan(plain(y)), 1.0, _tie_share(y, x))
 
 
 def _abs_deriv(ans, x):
@@ -67,11 +62,6 @@ def _power_dbase(ans, x, y):
 def _power_dexponent(ans, x, y):
     # d x**y / dy = log(x) x**y; at x = 0 the limit for y > 0 is 0
     return np.where(x == 0, 0, np.log(_nonzero(x)) * ans)
-
-
-def _remainder_ddivisor(ans, x, y):
-    # x - n * y with n = trunc(x / y) (fmod) or floor(x / y) (remainder), read off exactly
-    return -np.round((plain(x) - plain(ans)) / plain(y))
 
 
 def _arctan2_dy(ans, y, x):
@@ -95,6 +85,10 @@ elementwise(np.positive, ONE)
 elementwise(np.reciprocal, lambda ans, x: -ans * ans, singular=True)
 elementwise(np.absolute, _abs_deriv)
 elementwise(np.fabs, lambda ans, x: np.sign(x))  # fabs'(0) = 0
+# exp and its kin are not singular rows, though they overflow: a singular row's check
+# doubles an exp node's backward (3.3 to 6.6 us on 8 x 8), and exp is on small_mlp's path.
+# So an overflowed branch np.where did not take gives 0 * inf = NaN there, as in JAX and
+# PyTorch; the fix is the double where, np.exp(np.where(x < 100, x, 0.0)) (conventions.md)
 elementwise(np.exp, lambda ans, x: ans)
 elementwise(np.exp2, lambda ans, x: ans * LN2)
 elementwise(np.expm1, lambda ans, x: ans + 1)
@@ -128,19 +122,90 @@ elementwise(np.deg2rad, lambda ans, x: RAD_PER_DEG)
 elementwise(np.radians, lambda ans, x: RAD_PER_DEG)
 elementwise(np.rad2deg, lambda ans, x: DEG_PER_RAD)
 elementwise(np.degrees, lambda ans, x: DEG_PER_RAD)
-elementwise(np.maximum, lambda ans, x, y: _tie_share(x, y), lambda ans, x, y: _tie_share(y, x))
-elementwise(np.minimum, lambda ans, x, y: _tie_share(y, x), lambda ans, x, y: _tie_share(x, y))
-elementwise(np.fmax, lambda ans, x, y: _fmax_share(x, y), lambda ans, x, y: _fmax_share(y, x))
-elementwise(np.fmin, lambda ans, x, y: _fmin_share(x, y), lambda ans, x, y: _fmin_share(y, x))
-# copysign(x, y) = |x| sign(y): abs'(0) = 0 in x, piecewise constant in y
-elementwise(np.copysign, lambda ans, x, y: np.sign(plain(x)) * np.copysign(1.0, plain(y)),
-            lambda ans, x, y: 0.0)
-elementwise(np.fmod, ONE, _remainder_ddivisor)
-elementwise(np.remainder, ONE, _remainder_ddivisor)
-# heaviside(x, h0) is piecewise constant in x (a jump at 0: derivative 0 there too) and
-# equals h0 where x == 0: a rule rather than a constant, so that h0 gets its gradient
-elementwise(np.heaviside, lambda ans, x, h0: 0.0,
-            lambda ans, x, h0: np.equal(plain(x), 0).astype(plain(ans).dtype))
+
+
+# ---------------------------------------------------------------------------- selections
+
+def _winner(g, first, tie):
+    """The cotangent of one argument of maximum, minimum, fmax or fmin: ``g`` where that
+    argument is the one returned (``first``), half of it at a tie (ties share), and
+    exactly 0 elsewhere, also where ``g`` is inf or NaN (np.where, not a 0/1 product;
+    the engine casts the cotangent to the argument's dtype)."""
+    ct = np.where(first, g, 0.0)
+    if tie.__class__ is not np.ndarray and is_foreign(tie) or np.any(tie):
+        ct = np.where(tie, 0.5 * g, ct)
+    return ct
+
+
+def _extremum_rule(func, first):
+    """The rule of ``func`` (maximum, minimum, fmax, fmin), whose answer is its first
+    argument where ``first(a, b)`` holds for the plain arguments."""
+
+    def extremum_rule(x1, x2, /):
+        def extremum_pullback(g):
+            a, b = plain(x1), plain(x2)
+            tie = np.equal(a, b)
+            return (lambda: _winner(g, first(a, b), tie),
+                    lambda: _winner(g, first(b, a), tie))
+
+        return func(x1, x2), extremum_pullback
+
+    return extremum_rule
+
+
+rrule(np.maximum)(_extremum_rule(np.maximum, np.greater))
+rrule(np.minimum)(_extremum_rule(np.minimum, np.less))
+# as maximum and minimum, but a NaN loses: fmax(x, nan) = x
+rrule(np.fmax)(_extremum_rule(np.fmax, lambda a, b: np.isnan(b) | np.greater(a, b)))
+rrule(np.fmin)(_extremum_rule(np.fmin, lambda a, b: np.isnan(b) | np.less(a, b)))
+
+
+@rrule(np.copysign)
+def copysign_rule(x1, x2, /):
+    def copysign_pullback(g):
+        # copysign(x, y) = |x| sign(y): +-1 in x, abs'(0) = 0 (exactly 0 at x = 0), and
+        # piecewise constant in y, which gives only the sign
+        x = plain(x1)
+        ct = g * (np.sign(x) * np.copysign(1.0, plain(x2)))
+        return np.where(np.equal(x, 0), zero_of(g), ct), None
+
+    return np.copysign(x1, x2), copysign_pullback
+
+
+def _remainder_rule(func):
+    """fmod or remainder: x - n * y with n = trunc(x / y) (fmod) or floor(x / y)
+    (remainder), an integer piecewise constant in x and y."""
+
+    def remainder_rule(x1, x2, /):
+        ans = func(x1, x2)
+
+        def remainder_pullback(g):
+            def divisor_cotangent():
+                # -n, read off exactly; where n is 0 the answer is x alone: exactly 0
+                n = np.round((plain(x1) - plain(ans)) / plain(x2))
+                return np.where(np.equal(n, 0), zero_of(g), -n * g)
+
+            return g, divisor_cotangent
+
+        return ans, remainder_pullback
+
+    return remainder_rule
+
+
+rrule(np.fmod)(_remainder_rule(np.fmod))
+rrule(np.remainder)(_remainder_rule(np.remainder))
+
+
+@rrule(np.heaviside)
+def heaviside_rule(x1, x2, /):
+    def heaviside_pullback(g):
+        # heaviside(x, h0) is piecewise constant in x (a jump at 0: derivative 0 there too)
+        # and equals h0 where x == 0: a rule rather than a constant, so that h0 gets its
+        # gradient, there alone
+        return None, lambda: np.where(np.equal(plain(x1), 0), g, zero_of(g))
+
+    return np.heaviside(x1, x2), heaviside_pullback
+
 
 @rrule(np.ldexp)
 def ldexp_rule(x, n, /):
@@ -152,9 +217,14 @@ def ldexp_rule(x, n, /):
     return np.ldexp(x, n), ldexp_pullback
 
 
-# nextafter(x, y) is x moved by one unit in the last place towards y: the identity in x,
-# and piecewise constant in y, which gives only the direction
-elementwise(np.nextafter, ONE, lambda ans, x, y: 0.0)
+@rrule(np.nextafter)
+def nextafter_rule(x1, x2, /):
+    def nextafter_pullback(g):
+        # x moved by one unit in the last place towards y: the identity in x, and piecewise
+        # constant in y, which gives only the direction (no cotangent, not g * 0)
+        return g, None
+
+    return np.nextafter(x1, x2), nextafter_pullback
 # divmod(x, y) is (floor_divide(x, y), remainder(x, y)), NumPy's own pair, each with its rule
 composite(np.divmod, lambda x, y, /: (np.floor_divide(x, y), np.remainder(x, y)))
 
@@ -191,7 +261,7 @@ def modf_rule(x, /):
 nondifferentiable(
     np.spacing,  # the distance to the next float: piecewise constant
     np.floor_divide,  # piecewise constant: zero gradient
-    np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around,
+    np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round, np.around,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
     np.isnan, np.isinf, np.isfinite, np.signbit,
@@ -254,6 +324,41 @@ def angle_rule(z, deg=False):
         return (ct * DEG_PER_RAD if deg else ct, None)
 
     return np.angle(z, deg=deg), angle_pullback
+
+
+# np.sign of a real x is piecewise constant: on tracked values its output is a plain
+# constant, as for the other non-differentiable functions. NumPy 2 defines the sign of a
+# complex z as z / |z| (0 at 0), which moves with z; NumPy 1 as the sign of its first
+# nonzero part, piecewise constant again. Which one this NumPy computes is read off it.
+SIGN_IS_PHASE = bool(np.sign(np.complex128(2j)) == 1j)
+
+
+@primitive
+def complex_sign(z, /):
+    """``np.sign(z)`` of a complex ``z`` (NumPy 2's ``z / |z|``, 0 at 0), with a rule."""
+    return np.sign(z)
+
+
+def sign_of_tracked(x, /):
+    if SIGN_IS_PHASE and np.iscomplexobj(plain(x)):
+        return complex_sign(x)
+    return np.sign(plain(x))
+
+
+composite(np.sign, sign_of_tracked)
+
+if SIGN_IS_PHASE:
+    @rrule(complex_sign)
+    def complex_sign_rule(z, /):
+        ans = complex_sign(z)
+
+        def complex_sign_pullback(g):
+            # s = z / |z| moves only across its own direction: with ds = i s Im(conj(s) dz)
+            # / |z|, the cotangent of z is i s Im(conj(s) g) / |z|; 0 at z = 0 (as for abs)
+            ct = IMAG_UNIT * ans * np.imag(np.conjugate(ans) * g)
+            return (ct / _nonzero(np.abs(z)),)
+
+        return ans, complex_sign_pullback
 
 
 def _sinc_deriv(ans, x):

@@ -364,7 +364,8 @@ def choose_rule(a, choices, out=None, mode="raise"):
             return None, [np.where(which == k, g, _zero(g)) for k in range(n)], None, None
         # one array of choices along its first axis
         onehot = which == np.reshape(np.arange(n), (n,) + (1,) * out_ndim)
-        ct = np.expand_dims(g, -out_ndim - 1) * onehot
+        # (np.where, not a product with onehot: exactly 0 where g is inf or NaN)
+        ct = np.where(onehot, np.expand_dims(g, -out_ndim - 1), _zero(g))
         extra = out_ndim - (len(shape_of(choices)) - 1)  # axes broadcasting put in front
         if extra > 0:
             ct = np.sum(ct, axis=tuple(range(-out_ndim, -out_ndim + extra)))

@@ -10,7 +10,16 @@ import math
 
 import numpy as np
 
-from ..extend import bilinear, nondifferentiable, plain, rrule, shape_of
+from ..extend import (
+    NoRuleError,
+    bilinear,
+    is_foreign,
+    nondifferentiable,
+    on_backend,
+    plain,
+    rrule,
+    shape_of,
+)
 from ._linalg import (
     H,
     columns,
@@ -23,7 +32,7 @@ from ._linalg import (
     svdvals_vjp,
     uncolumns,
 )
-from ._util import batch_shape, conj_if_complex
+from ._util import batch_shape, conj_if_complex, zero_of
 
 nondifferentiable(np.linalg.matrix_rank)
 
@@ -236,10 +245,28 @@ def slogdet_rule(a):
         # d logabsdet = Re t and d sign = i Im(t) sign, with t = tr(a^-1 da); the sign
         # of a real matrix is a constant
         c = g_log
-        if np.iscomplexobj(plain(ans.sign)):
+        sign = plain(ans.sign)
+        if np.iscomplexobj(sign):
             w = g_sign * np.conjugate(ans.sign)
             c = c + (w - np.conjugate(w)) / 2
-        return (matrices(c) * H(np.linalg.inv(a)),)
+        singular = None if is_foreign(sign) else sign == 0
+        if singular is None or not np.any(singular):
+            return (matrices(c) * H(np.linalg.inv(a)),)
+        # a singular matrix (sign 0, logabsdet -inf): logabsdet's derivative is infinite
+        # there, and so is the phase's of a complex one; a real sign alone is constant
+        needed = plain(g_log) != 0
+        if np.iscomplexobj(sign):
+            needed = needed | (plain(g_sign) != 0)
+        if np.any(singular & needed):
+            raise NoRuleError(
+                "pullback: np.linalg.slogdet has no derivative at a singular matrix (sign 0, "
+                "logabsdet -inf): the derivative of logabsdet (and of a complex sign) is "
+                "infinite there. Keep the matrix nonsingular (a + eps * I), or use "
+                "np.linalg.det, whose derivative at a singular matrix is its adjugate."
+            )
+        eye = on_backend(np.eye(shape_of(a)[-1]), sign)
+        safe = np.where(matrices(singular), eye, a)  # (their cotangent is 0)
+        return (matrices(np.where(singular, zero_of(c), c)) * H(np.linalg.inv(safe)),)
 
     return ans, slogdet_pullback
 

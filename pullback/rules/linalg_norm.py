@@ -4,15 +4,18 @@ Each pullback is the cotangent times the norm's direction, d norm / dx (as a cot
 d/dRe x + i d/dIm x), which has x's shape. Conventions: the norm at 0 has gradient 0 (the
 zero vector is its minimum); |x|'s kink at 0 contributes 0; ties of the max/min in the
 inf, -inf, 1 and -1 norms share the gradient equally; ord=0 counts nonzeros, so its
-gradient is 0. The spectral and nuclear norms need distinct singular values where they
-are used.
+gradient is 0. The entries a norm selects away get exactly 0 (np.where), also where the
+cotangent is inf or NaN. The spectral and nuclear norms need distinct singular values
+where they are used.
 """
 
 import numpy as np
 
 from ..extend import plain, rrule, shape_of
 from ._linalg import H, matrices, real
-from ._util import normalize_axes, rrule_if_present, unreduce
+from ._util import normalize_axes, rrule_if_present, unreduce, zero_of
+
+INF = np.inf
 
 
 def _phase(x):
@@ -61,14 +64,24 @@ def _matrix_direction(x, n, ord, row, col):
     return _share_ties(sums == plain(n), across) * _phase(x)
 
 
-def _norm_pullback(x, ans, axes, keepdims, direction):
+_SELECTING = {"vector": (INF, -INF, 1), "matrix": (INF, -INF, 1, -1)}
+
+
+def _norm_pullback(x, ans, axes, keepdims, direction, selects=False):
+    """The pullback of a norm whose direction (d norm / dx) is ``direction(norm)``;
+    ``selects``: its zeros are selections (the entries that are not the max, |x|'s kink at
+    0), as for the max and 1 norms, not only the zero vector's."""
     shape = shape_of(x)
 
     def norm_pullback(g):
-        d = direction(unreduce(ans, shape, axes, keepdims))
+        n = unreduce(ans, shape, axes, keepdims)
+        d = direction(n)
         if d is None:
             return None, None, None, None
-        return unreduce(g, shape, axes, keepdims) * d, None, None, None
+        # the entries the norm selects away, and every entry at the zero vector (the
+        # minimum), get exactly 0, also where g is inf or NaN (np.where: no 0 * inf)
+        off = plain(d) == 0 if selects else plain(n) == 0
+        return np.where(off, zero_of(g), unreduce(g, shape, axes, keepdims)) * d, None, None, None
 
     return norm_pullback
 
@@ -85,11 +98,12 @@ def norm_rule(x, ord=None, axis=None, keepdims=False):
     elif np.ndim(axis) == 0 or len(axis) == 1:
         axes = normalize_axes(axis, nd)
         pullback = _norm_pullback(x, ans, axes, keepdims, lambda n: _vector_direction(
-            x, n, 2 if ord is None else ord, axes))
+            x, n, 2 if ord is None else ord, axes), ord in _SELECTING["vector"])
     else:
         row, col = (int(a) % nd for a in axis)
         pullback = _norm_pullback(x, ans, (row, col), keepdims,
-                                  lambda n: _matrix_direction(x, n, ord, row, col))
+                                  lambda n: _matrix_direction(x, n, ord, row, col),
+                                  ord in _SELECTING["matrix"])
     return ans, pullback
 
 
@@ -98,7 +112,8 @@ def vector_norm_rule(x, *, axis=None, keepdims=False, ord=2):
     ans = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
     axes = normalize_axes(axis, len(shape_of(x)))
     return ans, _norm_pullback(x, ans, axes, keepdims,
-                               lambda n: _vector_direction(x, n, ord, axes))
+                               lambda n: _vector_direction(x, n, ord, axes),
+                               ord in _SELECTING["vector"])
 
 
 @rrule_if_present(np.linalg, "matrix_norm")
@@ -106,7 +121,8 @@ def matrix_norm_rule(x, *, keepdims=False, ord="fro"):
     ans = np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
     nd = len(shape_of(x))
     return ans, _norm_pullback(x, ans, (nd - 2, nd - 1), keepdims,
-                               lambda n: _matrix_direction(x, n, ord, nd - 2, nd - 1))
+                               lambda n: _matrix_direction(x, n, ord, nd - 2, nd - 1),
+                               ord in _SELECTING["matrix"])
 
 
 @rrule(np.linalg.cond)

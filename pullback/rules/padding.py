@@ -21,7 +21,7 @@ from ..extend import (
     shape_of,
     zeros_on,
 )
-from ._util import batch_shape
+from ._util import batch_shape, zero_of
 
 _STAT = ("maximum", "minimum", "median")
 _SLICE = ("constant", "empty")  # the padding is a constant (or undefined): nothing flows
@@ -97,7 +97,16 @@ def _linear_transpose(g, n, width, length, mode, kwargs):
     P = np.pad(np.eye(n), (width, (0, 0)), mode, **options)
     rows = np.concatenate([P[:b], P[b + n:]])
     edges = np.concatenate([g[..., :b], g[..., b + n:]], axis=-1)
-    return g[..., b:b + n] + np.matmul(edges, on_backend(rows, g))
+    pe = plain(edges)
+    if not is_foreign(pe) and np.isfinite(np.add.reduce(pe, axis=None)):
+        return g[..., b:b + n] + np.matmul(edges, on_backend(rows, g))
+    # an inf or NaN in the padding's cotangent would reach every entry through the zeros of
+    # P's rows (inf * 0): each row adds to the entries it copies, and to those alone
+    ct, zero = g[..., b:b + n], zero_of(g)
+    for k, row in enumerate(rows):
+        used = on_backend(row != 0, g)
+        ct = ct + np.where(used, edges[..., k:k + 1], zero) * on_backend(row, g)
+    return ct
 
 
 def _stat_lines(array, widths, k, mode, kwargs):
@@ -114,14 +123,16 @@ def _stat_transpose(g, lines, width, length, mode):
     b, a = width
     n = lines.shape[-1]
     ct = g[..., b:b + n]
+    # the padding's cotangent goes to the selected entries alone: exactly 0 elsewhere, also
+    # where it is inf or NaN (np.where, not a product with the share's zeros)
     if b:
         share = _selected(lines[..., :length[0]], mode)
-        ct = ct + _pad_axis(np.sum(g[..., :b], axis=-1, keepdims=True) * share,
-                            -1, 0, n - length[0])
+        total = np.where(share != 0, np.sum(g[..., :b], axis=-1, keepdims=True), zero_of(g))
+        ct = ct + _pad_axis(total * share, -1, 0, n - length[0])
     if a:
         share = _selected(lines[..., n - length[1]:], mode)
-        ct = ct + _pad_axis(np.sum(g[..., b + n:], axis=-1, keepdims=True) * share,
-                            -1, n - length[1], 0)
+        total = np.where(share != 0, np.sum(g[..., b + n:], axis=-1, keepdims=True), zero_of(g))
+        ct = ct + _pad_axis(total * share, -1, n - length[1], 0)
     return ct
 
 

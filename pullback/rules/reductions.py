@@ -4,7 +4,8 @@ and the ufunc methods ``reduce``, ``outer`` and ``at``.
 A nan-form is its plain form restricted to the non-NaN elements (``where=~isnan(a)``), so
 the two share one pullback. Kink conventions: ties of max/min share the gradient equally
 (np.max([1, 3, 3]) sends [0, 1/2, 1/2]); std at a constant slice has gradient 0 (as the
-norm at 0).
+norm at 0). The elements a cotangent does not reach (those not attaining the extremum,
+masked ones) get exactly 0, by np.where, also where the cotangent is inf or NaN.
 """
 
 import math
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..extend import is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
 from ..registry import reduction  # the library's own form (registry.Reduction)
-from ._util import conj_if_complex, normalize_axes, unreduce
+from ._util import conj_if_complex, normalize_axes, unreduce, zero_of
 from .scans import _cumprod_vjp, _no_out
 
 _NoValue = np._NoValue
@@ -207,7 +208,9 @@ def _extremum_cotangents(g, a, ans, shape, axis, keepdims, mask, initial=_NoValu
     each slice's cotangent shared by the elements that attain it."""
     hit, count, init_hit = _ties(a, ans, shape, axis, keepdims, mask, initial)
     g = unreduce(g, shape, axis, keepdims) / count  # each tie's share, per slice
-    return g * hit, (None if init_hit is None else g * init_hit)
+    # np.where, not g * hit: the other elements get exactly 0 even where g is inf or NaN
+    # (a Python 0.0: the engine casts the cotangent to the array's dtype)
+    return np.where(hit, g, 0.0), (None if init_hit is None else np.where(init_hit, g, 0.0))
 
 
 def _extremum_rule(func, nan):
@@ -316,7 +319,10 @@ def ptp_rule(a, axis=None, out=None, keepdims=False):
         bottom, n_bottom, _ = _ties(a, np.min(plain(a), axis=axis, keepdims=True), shape,
                                     axis, True, True)
         share = top / n_top - bottom / n_bottom
-        return unreduce(g, shape, axis, keepdims) * share, None, None, None
+        # exactly 0 where the share is (not an extreme, or a constant slice, where the
+        # max's and the min's shares cancel), also where g is inf or NaN (no 0 * inf)
+        g = np.where(share != 0, unreduce(g, shape, axis, keepdims), zero_of(g))
+        return g * share, None, None, None
 
     return ans, ptp_pullback
 
@@ -370,7 +376,8 @@ def _others_product_vjp(x, axis, g):
     n = shape_of(flat)[-1]
     batch = shape_of(g)[:len(shape_of(g)) - ndim]
     g = np.reshape(np.moveaxis(g, tuple(i - ndim for i in axes), ends), batch + rest + (1,))
-    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), g * on_backend(np.arange(n) == n - 1, g))
+    last = on_backend(np.arange(n) == n - 1, g)  # g at the last position, exactly 0 before it
+    ct = _cumprod_vjp(flat, np.cumprod(flat, axis=-1), np.where(last, g, zero_of(g)))
     ct = np.reshape(ct, batch + shape_of(moved))
     return np.moveaxis(ct, ends, tuple(i - ndim for i in axes))
 

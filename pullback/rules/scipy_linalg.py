@@ -24,6 +24,7 @@ from ._linalg import (
     eigh_vjp,
     hermitian_adjoint,
     is_zero,
+    masked,
     mT,
     real,
     sandwich,
@@ -92,7 +93,7 @@ def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args
     def solve_triangular_pullback(g):
         ga, gb = _op_solve_vjp(solve_with, ans, g, _TRANS[trans], _vector(b))
         # only the triangle is read (and not the diagonal if it is taken as ones)
-        return (ga * _triangle(shape_of(a)[-1], lower, unit_diagonal), gb) + (None,) * 5
+        return (masked(ga, _triangle(shape_of(a)[-1], lower, unit_diagonal)), gb) + (None,) * 5
 
     return ans, solve_triangular_pullback
 
@@ -117,7 +118,7 @@ def cho_factor_rule(a, lower=False, *args, **kwargs):
         # c holds the factor in one triangle and a's own entries in the other
         c, gc = ans[0], g[0]
         tri = _triangle(shape_of(c)[-1], lower)
-        ga = cholesky_vjp(c * tri, gc * tri, lower) + gc * (1 - tri)
+        ga = cholesky_vjp(masked(c, tri), masked(gc, tri), lower) + masked(gc, 1 - tri)
         return (ga,) + (None,) * 3
 
     return ans, cho_factor_pullback
@@ -134,8 +135,8 @@ def cho_solve_rule(c_and_lower, b, *args, **kwargs):
         ga, gb = solve_vjp((c, lower), ans, g, _vector(b), solve=cho_solve)
         ga = ga + H(ga)
         tri = _triangle(shape_of(c)[-1], lower)
-        factor = c * tri
-        gc = (np.matmul(ga, factor) if lower else np.matmul(factor, ga)) * tri
+        factor = masked(c, tri)
+        gc = masked(np.matmul(ga, factor) if lower else np.matmul(factor, ga), tri)
         return ((gc, None), gb) + (None,) * 2
 
     return ans, cho_solve_pullback
@@ -158,7 +159,7 @@ def _row_permutation(piv):
 def _lu_parts(lu):
     n = shape_of(lu)[-1]
     strict = np.tri(n, k=-1)
-    return lu * strict + np.eye(n), lu * (1 - strict), strict
+    return masked(lu, strict) + np.eye(n), masked(lu, 1 - strict), strict
 
 
 @rrule(lu_factor)
@@ -172,8 +173,8 @@ def lu_factor_rule(a, *args, **kwargs):
         # P a = l u; with x = l^-1 P da u^-1: dl = l tril(x, -1), du = triu(x) u
         (lu, piv), glu = ans, g[0]
         low, up, strict = _lu_parts(lu)
-        gx = (np.matmul(H(low), glu * strict) * strict
-              + np.matmul(glu * (1 - strict), H(up)) * (1 - strict))
+        gx = (masked(np.matmul(H(low), masked(glu, strict)), strict)
+              + masked(np.matmul(masked(glu, 1 - strict), H(up)), 1 - strict))
         gpa = np.matmul(np.matmul(H(np.linalg.inv(low)), gx), H(np.linalg.inv(up)))
         return (np.matmul(mT(_row_permutation(piv)), gpa),) + (None,) * 2
 
@@ -193,7 +194,7 @@ def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
         # a = P^T l u
         low, up, strict = _lu_parts(lu)
         gpa = np.matmul(_row_permutation(piv), ga)
-        glu = np.matmul(gpa, H(up)) * strict + np.matmul(H(low), gpa) * (1 - strict)
+        glu = masked(np.matmul(gpa, H(up)), strict) + masked(np.matmul(H(low), gpa), 1 - strict)
         return ((glu, None), gb) + (None,) * 3
 
     return ans, lu_solve_pullback
@@ -273,7 +274,7 @@ def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_in
             (w, v), gw, gv = eigh(a, b, lower=lower), g, None
         else:
             (w, v), (gw, gv) = ans, g
-        gk = eigh_vjp(w, v, gw, gv)
+        gk = eigh_vjp(w, v, gw, gv, "scipy.linalg.eigh")
         ga = hermitian_adjoint(sandwich(v, gk), lower)
         if b is None:
             return ga, None
@@ -305,12 +306,12 @@ def _structured(a, assume_a, lower):
     if kind == "general":
         return a
     if kind in ("symmetric", "hermitian"):
-        t = a * _triangle(n, lower, strict=True)
-        d = a * np.eye(n)
+        t = masked(a, _triangle(n, lower, strict=True))
+        d = masked(a, np.eye(n))
         if kind == "hermitian":
             return t + H(t) + real(d)
         return t + mT(t) + d
-    return a * _MASKS[kind](n)
+    return masked(a, _MASKS[kind](n))
 
 
 def _structure_adjoint(s, assume_a, lower):
@@ -321,7 +322,7 @@ def _structure_adjoint(s, assume_a, lower):
         return s
     if kind in ("symmetric", "hermitian"):
         return hermitian_adjoint(s, lower, conj=kind == "hermitian")
-    return s * _MASKS[kind](shape_of(s)[-1])
+    return masked(s, _MASKS[kind](shape_of(s)[-1]))
 
 
 # assume_a=None detects the structure from a's values, and a perturbation of a makes it
@@ -357,7 +358,7 @@ def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
         y, rest = ans, None
         if assume_a == "diagonal" and _inv_diagonal_keeps_the_rest():
             eye = np.eye(shape_of(a)[-1])
-            y, rest = ans * eye, g * (1 - eye)
+            y, rest = masked(ans, eye), masked(g, 1 - eye)
         yh = H(y)
         ga = _structure_adjoint(-np.matmul(np.matmul(yh, g), yh), assume_a, lower)
         return (ga if rest is None else ga + rest), None, None

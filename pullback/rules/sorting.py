@@ -4,11 +4,11 @@ sort_complex.
 
 Conventions: sort sends each output's cotangent to the element it came from, and tied
 elements share the cotangents of their run of equal sorted values equally (as max and min
-do). partition follows the permutation ``np.argsort(kind='stable')`` gives. Order statistics
-(median, quantile, percentile) are weighted sums of at most two sorted values; the weight
-of a sorted value is shared equally among the elements equal to it (np.median of
-[1, 3, 3] sends [0, 1/2, 1/2]). A tracked ``q`` raises NoRuleError; ``weights`` get no
-cotangent.
+do; an inf or NaN cotangent stays in its run). partition follows the permutation
+``np.argsort(kind='stable')`` gives. Order statistics (median, quantile, percentile) are
+weighted sums of at most two sorted values; the weight of a sorted value is shared equally
+among the elements equal to it (np.median of [1, 3, 3] sends [0, 1/2, 1/2]), and the other
+elements get exactly 0. A tracked ``q`` raises NoRuleError; ``weights`` get no cotangent.
 """
 
 import numpy as np
@@ -23,7 +23,7 @@ from ..extend import (
     shape_of,
     zeros_on,
 )
-from ._util import normalize_axes
+from ._util import normalize_axes, zero_of
 
 
 def _unpermute(g, perm, ax):
@@ -53,14 +53,27 @@ def _share_ties(g, ordered):
     idx = on_backend(np.arange(n), ordered)
     first = np.maximum.accumulate(np.where(starts, idx, 0), axis=-1)
     last = np.flip(np.minimum.accumulate(np.flip(np.where(ends, idx, n - 1), -1), axis=-1), -1)
-    nb = len(shape_of(g)) - ordered.ndim
-    running = np.cumsum(g, axis=-1)  # running[k] - running[j - 1]: the sum of g[j..k]
-    zeros = zeros_on(g, shape_of(g)[:-1] + (1,), plain(g).dtype)
-    running = np.concatenate([zeros, running], axis=-1)
-    batch = (1,) * nb
-    total = (np.take_along_axis(running, np.reshape(last + 1, batch + last.shape), axis=-1)
-             - np.take_along_axis(running, np.reshape(first, batch + first.shape), axis=-1))
-    return total / (last - first + 1)
+    batch = (1,) * (len(shape_of(g)) - ordered.ndim)
+    ahead, behind = np.reshape(last + 1, batch + last.shape), np.reshape(first, batch + first.shape)
+
+    def run_sums(v):  # the sum of v over each run: a difference of its running sums
+        running = np.cumsum(v, axis=-1)
+        zeros = zeros_on(v, shape_of(v)[:-1] + (1,), plain(running).dtype)
+        running = np.concatenate([zeros, running], axis=-1)
+        return (np.take_along_axis(running, ahead, axis=-1)
+                - np.take_along_axis(running, behind, axis=-1))
+
+    pg = plain(g)  # (a complex cotangent: its runs are summed so in any case)
+    if pg.dtype.kind == "c" or not is_foreign(pg) and np.isfinite(np.add.reduce(pg, axis=None)):
+        return run_sums(g) / (last - first + 1)
+    # an inf or NaN would leak into every later run through the differences (inf - inf):
+    # the finite cotangents are summed so, and the non-finite ones are counted per run
+    # (another library's array takes this way: asking would be a device sync)
+    finite = np.isfinite(pg)
+    total = run_sums(np.where(finite, g, zero_of(g)))
+    up, down, nan = (run_sums(t) > 0 for t in (pg == np.inf, pg == -np.inf, np.isnan(pg)))
+    total = np.where(up, np.inf, np.where(down, -np.inf, total))
+    return np.where(nan | up & down, np.nan, total) / (last - first + 1)
 
 
 @rrule(np.sort)
@@ -170,7 +183,9 @@ def _order_pullback(func, a, ans, q, axis, method, nan, weights=None):
                            None if weights is None else plain(weights))
         axes = normalize_axes(axis, ndim)
         rest = w.shape[q.ndim:-1]
-        ct = np.reshape(g, batch + q.shape + rest + (1,)) * w
+        # exactly 0 for the elements an order statistic does not use, even where g is inf
+        # or NaN (np.where first: no 0 * inf)
+        ct = np.where(w != 0, np.reshape(g, batch + q.shape + rest + (1,)), zero_of(g)) * w
         if q.ndim:
             ct = np.sum(ct, axis=tuple(range(-q.ndim - len(rest) - 1, -len(rest) - 1)))
         ct = np.reshape(ct, batch + rest + tuple(shape[i] for i in axes))

@@ -149,3 +149,41 @@ def check_constant(func, call):
         assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
         if call.values:
             np.testing.assert_array_equal(g, w)
+
+
+def check_unreached(f, *args, values=(np.inf, -np.inf, np.nan), whole=False):
+    """An infinite or NaN cotangent of one output entry reaches only the input entries that
+    entry depends on: each input entry in which it is locally constant (moving the entry by
+    +-1e-7 and +-1e-3 leaves it exactly as it was: finite differences of 0) gets exactly 0,
+    not 0 * inf = NaN. Checked for every output entry and each of ``values``, against
+    ``f`` on plain float64 arrays; returns how many such (output, input) pairs there were.
+    With ``whole``, only the input entries that no output entry depends on are checked.
+    """
+    args = [np.array(a, dtype=float) for a in args]
+    out = np.asarray(f(*args))
+    flat = out.ravel()
+    constant = []  # per argument: [output entry, input entry] -> locally constant
+    for k, a in enumerate(args):
+        table = np.ones((flat.size, a.size), bool)
+        for j in range(a.size):
+            for step in (1e-7, -1e-7, 1e-3, -1e-3):
+                moved = a.copy()
+                moved.flat[j] += step
+                after = np.asarray(f(*args[:k], moved, *args[k + 1:])).ravel()
+                table[:, j] &= (after == flat) | (np.isnan(after) & np.isnan(flat))
+        constant.append(table)
+    _, pullback = pb.vjp(f, *args)
+    pairs = 0
+    for p in range(flat.size):
+        for value in values:
+            seed = np.zeros(out.shape)
+            seed.flat[p] = value
+            cts = pullback(seed)
+            for k, ct in enumerate(cts):
+                unreached = constant[k].all(axis=0) if whole else constant[k][p]
+                got = np.ravel(ct)[unreached]
+                assert np.all(got == 0), (
+                    f"a cotangent {value} of output entry {p} gave {got} to entries "
+                    f"{np.flatnonzero(unreached)} of argument {k}, which it does not depend on")
+                pairs += int(unreached.sum())
+    return pairs

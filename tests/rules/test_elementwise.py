@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from pullback.rules.elementwise import SIGN_IS_PHASE, complex_sign
 
-from .spec import BINARY, UNARY, Spec
+from .spec import BINARY, UNARY, Args, Spec, check_constant, check_unreached
 
 
 def _with_nonfinite(rng, shape):
@@ -141,13 +142,29 @@ SPECS += [Spec(np.real_if_close, COMPLEX_UNARY, domain="complex",
                name="np.real_if_close(nearly real, squared)")]
 SPECS += [Spec(np.angle, COMPLEX_UNARY, domain="complex", kwargs={"deg": [True]},
                name="np.angle(complex, deg)")]
+# np.sign: a constant of a real input; NumPy 2's z / |z| of a complex one (NumPy 1's sign
+# of the first nonzero part is piecewise constant: its row checks a zero gradient)
+SPECS += [Spec(np.sign, UNARY, domain="nonzero", name="np.sign(real)"),
+          Spec(np.sign, COMPLEX_UNARY, domain="complex", name="np.sign(complex)")]
+if SIGN_IS_PHASE:
+    SPECS += [Spec(complex_sign, COMPLEX_UNARY, domain="complex",
+                   name="complex_sign (np.sign of complex input)")]
 
 _X, _Y = np.array([1.5, -2.5, 0.0]), np.array([1.0, 2.0, 3.0])
 NONDIFF = {func: (_X,) if getattr(func, "nin", 1) == 1 else (_X, _Y) for func in [
-    np.floor_divide, np.sign, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round,
+    np.floor_divide, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round,
     np.around, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
     np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.spacing]}
+
+
+def test_sign_of_a_real_input_is_a_constant():
+    check_constant(np.sign, Args((_X,)))
+    z = np.array([0.3 + 0.4j, 0j])
+    grad = pb.grad(lambda z: np.sum(np.real(np.sign(z)) + np.imag(np.sign(z))))(z)
+    assert grad[1] == 0  # at 0: gradient 0, as for abs
+    if not SIGN_IS_PHASE:  # NumPy 1: piecewise constant
+        assert grad[0] == 0
 
 
 def test_divide_aliases_are_one_rule():
@@ -192,6 +209,92 @@ def test_fmax_fmin_nan_loses(f):
     gx, gy = pb.grad(lambda x, y: np.sum(f(x, y)), argnums=(0, 1))(x, y)
     np.testing.assert_array_equal(gx, [1.0, 0.0])
     np.testing.assert_array_equal(gy, [0.0, 1.0])
+
+
+_FLAT = np.array([1.0, -1.0, 2.0, -3.0])  # entries a selection may leave out
+_OTHER = np.array([0.0, 0.5, 2.0, 0.0])  # ties at 2.0
+
+
+@pytest.mark.parametrize("f, args", [
+    (np.maximum, (_FLAT, _OTHER)),
+    (np.minimum, (_FLAT, _OTHER)),
+    (np.fmax, (_FLAT, _OTHER)),
+    (np.fmin, (_FLAT, _OTHER)),
+    (np.fmax, (_FLAT, np.array([np.nan, 0.5, np.nan, 1.0]))),  # a NaN loses
+    (np.fmin, (np.array([np.nan, 0.5, np.nan, 1.0]), _FLAT)),
+    (np.copysign, (_FLAT, _OTHER - 0.25)),  # constant in the sign's source
+    (np.heaviside, (_FLAT * np.array([1.0, 1.0, 0.0, 1.0]), _OTHER + 0.3)),  # h0 at x == 0
+    (np.nextafter, (_FLAT, _OTHER + 0.3)),
+    (np.fmod, (np.array([0.5, -2.5, 7.0, 0.0]), np.array([3.0, 3.0, -2.0, 1.5]))),
+    (np.remainder, (np.array([0.5, 2.5, 7.0, 0.0]), np.array([3.0, 3.0, -2.0, 1.5]))),
+    (lambda x, lo, hi: np.clip(x, lo, hi), (_FLAT, _OTHER - 1.0, _OTHER + 0.7)),
+    (lambda x, y: np.where(x > 0, x, y), (_FLAT, _OTHER)),
+    (lambda x: np.nan_to_num(x, posinf=5.0), (np.array([1.0, np.inf, np.nan, -2.0]),)),
+], ids=["maximum", "minimum", "fmax", "fmin", "fmax-nan", "fmin-nan", "copysign",
+        "heaviside", "nextafter", "fmod", "remainder", "clip", "where", "nan_to_num"])
+def test_an_infinite_cotangent_reaches_only_what_the_output_depends_on(f, args):
+    # an element a selection leaves out gets exactly 0, even from an inf or NaN cotangent
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, *args) > 0
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sqrt(np.maximum(x, 0.0)), lambda x: np.sqrt(-np.minimum(-x, 0.0)),
+    lambda x: np.sqrt(np.fmax(x, 0.0)), lambda x: np.sqrt(np.clip(x, 0.0, None)),
+    lambda x: np.sqrt(np.fmod(np.maximum(x, 0.0), 3.0)),
+], ids=["maximum", "minimum", "fmax", "clip", "fmod"])
+def test_selections_under_a_singular_function_are_exact(f):
+    # sqrt(maximum(x, 0)) at x = -1: maximum is flat there, sqrt'(0) = inf, gradient 0;
+    # elsewhere finite differences of the same function
+    x = np.array([-1.0, 4.0, -2.5, 0.25])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = pb.grad(lambda x: np.sum(f(x)))(x)
+    numeric = (f(x + 1e-7) - f(x - 1e-7)) / 2e-7
+    np.testing.assert_array_equal(grad[[0, 2]], 0.0)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6)
+
+
+_SELECTIONS = [np.maximum, np.minimum, np.fmax, np.fmin, np.copysign, np.heaviside,
+               np.nextafter, np.fmod, np.remainder]
+
+
+@pytest.mark.parametrize("func", _SELECTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("const", [0, 0.0, 2, -1.5])
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_python_constant_on_either_side_of_a_selection(func, const, side):
+    # the rules of the functions that select (not table rows) take Python constants too
+    def f(x):
+        return func(x, const) if side == 0 else func(const, x)
+
+    x = np.array([0.7, 1.3])
+    with np.errstate(all="ignore"):
+        value = f(x)
+        if not np.all(np.isfinite(value)):
+            return  # (fmod(x, 0) is nan)
+        numeric = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
+        (g,) = pb.vjp(f, x)[1](np.ones(2))
+    np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-8)
+
+
+def _safe(x):
+    return np.where(x < 100, x, 0.0)
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda x: np.where(x < 100, np.exp(_safe(x)), 0.0), [1000.0, 1.0]),
+    (lambda x: np.where(x < 100, np.cosh(_safe(x)), 0.0), [1000.0, 1.0]),
+    (lambda x: np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0), [-1.0, 0.5, 2.0]),
+    (lambda x: np.where(x < 100, x * np.exp(_safe(x)), 0.0), [1000.0, 1.0]),
+], ids=["exp", "cosh", "x-log-x", "x-exp"])
+def test_the_double_where_keeps_an_overflowing_branch_out(f, x):
+    # an inf or NaN in the branch np.where does not take reaches the gradient through a
+    # product or a row that is not singular (0 * inf); the documented fix is to keep the
+    # branch's input where it is finite (docs/conventions.md): finite differences
+    x = np.array(x)
+    grad = pb.grad(lambda x: np.sum(f(x)))(x)
+    numeric = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
+    assert grad[0] == 0
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-12)
 
 
 def test_sqrt_derivative_at_zero_is_inf():

@@ -5,7 +5,7 @@ import pullback as pb
 from pullback.registry import getitem
 from pullback.rules.indexing import index_add
 
-from .spec import Spec
+from .spec import Spec, check_unreached
 
 X = (4, 5, 3)
 MASK_4 = np.array([True, False, True, True])
@@ -164,6 +164,22 @@ def test_where_with_condition_only_gives_indices():
     (idx,) = np.where(x)
     assert not isinstance(idx, pb.Tracked)
     np.testing.assert_array_equal(idx, [1, 3])
+
+
+@pytest.mark.parametrize("f", [
+    lambda c: np.choose(np.array([[0, 2, 1], [1, 0, 2]]), c),
+    lambda c: np.choose(np.array([0, 2, 1]), [c[0, 0], c[1, 1], c[2, 0]]),
+    lambda c: np.select([c[0] > 0, c[1] > 0], [c[1], c[2]], c[0]),
+    lambda c: c[np.array([0, 2]), 1:], lambda c: np.take(c, [1, 4]),
+    lambda c: np.compress([True, False, True], c, axis=0), lambda c: np.diagonal(c),
+    lambda c: np.trace(c), lambda c: np.tril(c), lambda c: np.where(c > 0, c, 0.0),
+], ids=["choose-array", "choose-list", "select", "getitem", "take", "compress", "diagonal",
+        "trace", "tril", "where"])
+def test_an_infinite_cotangent_reaches_only_what_the_output_depends_on(f):
+    # a selection sends an inf or NaN cotangent to what it selects, and exactly 0 elsewhere
+    c = np.array([[0.5, -1.0, 2.0], [3.0, 1.5, -0.5], [-2.0, 0.25, 1.0]])
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, c) > 0
 
 
 def test_where_zero_cotangent_on_the_branch_not_taken():

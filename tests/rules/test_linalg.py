@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import pullback as pb
 
@@ -92,3 +93,18 @@ def test_det_of_a_singular_matrix_has_the_adjugate_gradient():
         # first order: the adjugate's own derivative at a singular matrix is not built
         pb.check_grads(np.linalg.det, a, order=1)
         pb.check_grads(np.linalg.det, np.stack([a, np.eye(len(a))]), order=1)
+
+
+def test_slogdet_of_a_singular_matrix():
+    # NumPy's sign 0 and logabsdet -inf: the sign of a real matrix is piecewise constant
+    # (gradient 0, the cotangent inverts nothing); logabsdet's derivative is infinite there
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    stack = np.stack([singular, 2.0 * np.eye(2)])
+    g = pb.grad(lambda a: np.sum(np.linalg.slogdet(a)[0]) + np.sum(a))(stack)
+    np.testing.assert_array_equal(g, np.ones((2, 2, 2)))
+    with pytest.raises(pb.NoRuleError, match="slogdet has no derivative at a singular"):
+        pb.grad(lambda a: np.linalg.slogdet(a)[1], losscheck=False)(singular)
+    with pytest.raises(pb.NoRuleError, match="singular"):  # a complex one's phase
+        pb.grad(lambda a: np.real(np.linalg.slogdet(a)[0]))(singular * (1 + 1j))
+    # the other matrices of a stack keep theirs (finite differences, by check_grads)
+    pb.check_grads(lambda a: np.linalg.slogdet(a)[1] * np.array([0.0, 1.0]), stack, order=1)

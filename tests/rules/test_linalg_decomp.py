@@ -6,7 +6,7 @@ import pytest
 
 import pullback as pb
 
-from .spec import NUMPY2, Spec
+from .spec import NUMPY2, Spec, check_unreached
 from .test_linalg import spd
 
 
@@ -90,3 +90,95 @@ def test_value_only_losses_at_repeated_eigenvalues_are_finite():
     pb.check_grads(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2), eye, order=1)
     pb.check_grads(lambda a: np.sum(np.linalg.svd(a)[1]), eye, order=1)
     pb.check_grads(lambda a: np.sum(np.linalg.eig(a)[0]), eye, order=1)
+
+
+def _vectors(decompose, k=0):
+    """A loss of vector ``k`` of ``decompose`` that depends on which one it is (not on its
+    sign): its squared entries, weighted."""
+    def loss(a):
+        v = decompose(a)
+        return np.sum(np.abs(v[..., :, k]) ** 2 * np.arange(1.0, v.shape[-2] + 1))
+    return loss
+
+
+_EIGH_V = _vectors(lambda a: np.linalg.eigh(a)[1])
+_EIG_V = _vectors(lambda a: np.linalg.eig(a)[1])
+_SVD_U = _vectors(lambda a: np.linalg.svd(a)[0])
+_SVD_VH = _vectors(lambda a: np.swapaxes(np.linalg.svd(a)[2], -1, -2).conj())
+
+
+@pytest.mark.parametrize("loss, a", [
+    (_EIGH_V, np.eye(2)), (_EIGH_V, np.diag([1.0, 2.0, 1.0])),
+    (_EIGH_V, np.eye(2, dtype=complex)), (_EIG_V, np.eye(2)), (_SVD_U, np.eye(2)),
+    (_SVD_VH, np.diag([2.0, -2.0])), (_SVD_U, np.zeros((2, 2))),
+    # invariant within the eigenspace, but not told apart from the losses above
+    (lambda a: np.sum((lambda w, v: (v * w) @ v.T)(*np.linalg.eigh(a)) ** 2), np.eye(2)),
+    (lambda a: np.sum((lambda u, s, vh: (u * s) @ vh)(*np.linalg.svd(a)) ** 2), np.eye(2)),
+    (lambda a: np.sum(np.linalg.svd(a, hermitian=True)[0][:, 0] ** 2 * np.arange(1.0, 3.0)),
+     np.diag([1.0, -1.0])),
+], ids=["eigh", "eigh-3", "eigh-complex", "eig", "svd-u", "svd-vh", "svd-zeros",
+        "eigh-reconstruction", "svd-reconstruction", "svd-hermitian"])
+def test_vectors_at_repeated_values_raise(loss, a):
+    # the vectors of a repeated eigenvalue (singular value) are any basis of its space: a
+    # loss that uses them has no derivative there (the finite differences of a loss of the
+    # vectors themselves are arbitrary), and raises instead of NaN
+    with pytest.raises(pb.NoRuleError, match="are repeated"):
+        pb.grad(loss)(a)
+    loss(a + 1e-3 * np.diag(np.arange(len(a))))  # (apart, the values are fine)
+
+
+def _top_eigenvector(a):
+    # eig's order is LAPACK's: the vector of the largest eigenvalue, wherever it is
+    w, v = np.linalg.eig(a)
+    return v[..., :, np.argmax(w.real)]
+
+
+_ROTATION = np.linalg.qr(np.array([[1.0, 0.3, -0.2], [0.4, 1.0, 0.1], [0.2, -0.5, 1.0]]))[0]
+_REPEATED = _ROTATION @ np.diag([1.0, 1.0, 3.0]) @ _ROTATION.T  # 1 twice, to rounding
+
+
+@pytest.mark.parametrize("loss, a", [
+    (_vectors(lambda a: np.linalg.eigh(a)[1], k=2), _REPEATED),
+    (lambda a: np.sum(np.abs(_top_eigenvector(a)) ** 2 * np.arange(1.0, 4.0)), _REPEATED),
+    (_vectors(lambda a: np.linalg.svd(a)[0], k=0), _REPEATED * [[1.0], [-1.0], [1.0]]),
+    (lambda a: np.sum(np.linalg.eigh(a)[0] ** 3), _REPEATED),
+], ids=["eigh", "eig", "svd", "values"])
+def test_vectors_of_distinct_values_next_to_repeated_ones_have_their_gradient(loss, a):
+    # the repeated values' vectors are not used: their terms are skipped, and the gradient
+    # is the finite differences' (the first order of check_grads)
+    assert np.any(np.abs(np.diff(np.linalg.svd(a, compute_uv=False))) < 1e-12)
+    pb.check_grads(loss, a, order=1)
+
+
+def test_singular_vectors_of_a_zero_singular_value_on_the_longer_side_raise():
+    # a rank-deficient tall matrix: u's column of the zero singular value is any unit vector
+    # orthogonal to the others; a loss of the singular values alone keeps its gradient
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    with pytest.raises(pb.NoRuleError, match="singular value is 0"):
+        pb.grad(_vectors(lambda a: np.linalg.svd(a, full_matrices=False)[0], k=1))(a)
+    pb.check_grads(lambda a: np.linalg.svd(a, compute_uv=False)[0], a, order=1)
+    # its u of the nonzero singular value is determined: no error, finite differences
+    pb.check_grads(_vectors(lambda a: np.linalg.svd(a, full_matrices=False)[0]), a, order=1)
+
+
+def test_eigvals_of_a_defective_matrix_raise_a_clear_error():
+    # a nilpotent shift: LAPACK's eigenvectors are exactly dependent, not to rounding
+    a = np.eye(3, k=1)
+    assert np.linalg.matrix_rank(np.linalg.eig(a)[1]) < 3
+    with pytest.raises(pb.NoRuleError, match="defective"):
+        pb.grad(lambda a: np.sum(np.linalg.eigvals(a).real ** 2))(a)
+
+
+@pytest.mark.parametrize("f", [
+    np.linalg.cholesky, lambda a: np.linalg.eigvalsh(a), lambda a: np.linalg.eigh(a)[0],
+    lambda a: np.linalg.eigvalsh(a, UPLO="U"),
+] + ([lambda a: np.linalg.cholesky(a, upper=True)] if NUMPY2 else []),
+    ids=["cholesky", "eigvalsh", "eigh", "eigvalsh-upper"]
+    + (["cholesky-upper"] if NUMPY2 else []))
+def test_an_infinite_cotangent_reaches_only_the_triangle_read(f):
+    # these read one triangle of a: the other gets exactly 0, even from an inf or NaN
+    # cotangent (within the triangle read, the triangular factors' zeros still meet it in
+    # products, where inf * 0 is NaN: it is not checked there)
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, -0.2], [0.5, -0.2, 2.0]])
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, a, whole=True) > 0

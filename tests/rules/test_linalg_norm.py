@@ -3,7 +3,7 @@ import pytest
 
 import pullback as pb
 
-from .spec import Spec
+from .spec import Spec, check_unreached
 from .test_linalg import csquare, square
 
 VECTOR_NORM = getattr(np.linalg, "vector_norm", None)  # NumPy 2 and later
@@ -72,3 +72,27 @@ def test_zero_norm_counts_and_has_gradient_zero():
 def test_ties_of_the_max_norm_share_the_gradient():
     grad = pb.grad(lambda x: np.linalg.norm(x, INF))(np.array([2.0, -2.0, 1.0]))
     np.testing.assert_array_equal(grad, [0.5, -0.5, 0.0])
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.linalg.norm(x.ravel(), INF), lambda x: np.linalg.norm(x.ravel(), -INF),
+    lambda x: np.linalg.norm(x, INF, axis=0), lambda x: np.linalg.norm(x, 1),
+    lambda x: np.linalg.norm(x, -1), lambda x: np.linalg.norm(x, INF),
+], ids=["vector-inf", "vector--inf", "vector-inf-axis", "matrix-1", "matrix--1",
+        "matrix-inf"])
+def test_an_infinite_cotangent_reaches_only_the_entries_the_norm_selects(f):
+    # the max and 1 norms select (a max entry, a max row or column sum): the others get
+    # exactly 0, even from an inf or NaN cotangent
+    x = np.array([[0.5, -1.0, 2.0], [3.0, 1.5, -0.25]])
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, x) > 0
+
+
+@pytest.mark.parametrize("ord", [None, 2, 1, INF, 3, 0.5, "fro", "nuc", -2])
+def test_norm_at_zero_has_gradient_zero_for_any_cotangent(ord):
+    # the norm at 0 is its minimum (gradient 0): so it stays for an inf or NaN cotangent,
+    # as sqrt(norm(x)) at 0 sends (not 0 * inf, nor the singular vectors of the zero matrix)
+    x = np.zeros((2, 2)) if ord in ("fro", "nuc", -2) else np.zeros(3)
+    _, pullback = pb.vjp(lambda x: np.linalg.norm(x, ord), x)
+    for g in (np.inf, np.nan, 1.0):
+        np.testing.assert_array_equal(pullback(g)[0], np.zeros_like(x))

@@ -3,7 +3,7 @@ import pytest
 
 import pullback as pb
 
-from .spec import NUMPY2, Spec
+from .spec import NUMPY2, Spec, check_unreached
 
 _PIECEWISE = ("piecewise linear (each pad copies one selected entry of its line): the second "
               "derivative is zero away from ties, which random inputs avoid")
@@ -62,6 +62,20 @@ SPECS = [
 ]
 
 
+
+
+@pytest.mark.parametrize("mode, kwargs", [
+    ("edge", {}), ("reflect", {}), ("symmetric", {}), ("wrap", {}), ("linear_ramp", {}),
+    ("reflect", {"reflect_type": "odd"}), ("mean", {"stat_length": 2}),
+    ("maximum", {}), ("minimum", {"stat_length": 3}), ("median", {"stat_length": 2}),
+], ids=["edge", "reflect", "symmetric", "wrap", "linear_ramp", "reflect-odd", "mean",
+        "maximum", "minimum", "median"])
+def test_an_infinite_cotangent_reaches_only_what_the_padding_copies(mode, kwargs):
+    # a padded entry's inf or NaN cotangent goes to the entries it copies or selects, and
+    # exactly 0 to the others (not through a product with the padding matrix's zeros)
+    x = np.array([[0.5, -1.0, 2.0, 4.0], [3.0, 1.5, -0.5, 0.0]])
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(lambda x: np.pad(x, ((0, 1), (2, 1)), mode, **kwargs), x) > 0
 
 
 def test_maximum_padding_shares_the_gradient_among_ties():

@@ -3,7 +3,7 @@ import pytest
 
 import pullback as pb
 
-from .spec import NUMPY2, Spec
+from .spec import NUMPY2, Spec, check_unreached
 
 AXES = {"axis": [None, 0, -1], "keepdims": [False, True]}
 SHAPES = [(3,), (2, 3)]
@@ -135,6 +135,26 @@ def test_ties_share_the_gradient():
     gx, gi = pb.grad(lambda x, i: np.max(x, initial=i), argnums=(0, 1))(np.array([1.0, 3.0]), 3.0)
     np.testing.assert_allclose(gx, [0, 0.5])
     assert gi == 0.5
+
+
+_X = np.array([[0.5, -1.0, 2.0], [3.0, 1.5, -0.5]])
+
+
+@pytest.mark.parametrize("f", [
+    np.max, np.min, np.amax, np.nanmax, np.nanmin, np.ptp,
+    lambda x: np.max(x, axis=0), lambda x: np.min(x, axis=1, keepdims=True),
+    lambda x: np.ptp(x, axis=1),
+    lambda x: np.max(x, axis=1, initial=1.0),  # the initial value wins the first row
+    lambda x: np.max(x, where=np.array([True, False, True]), initial=-5.0),
+    lambda x: np.nanmax(np.where(x > 0, x, np.nan), axis=0),
+    lambda x: np.maximum.reduce(x, axis=1),
+], ids=["max", "min", "amax", "nanmax", "nanmin", "ptp", "max-axis", "min-keepdims",
+        "ptp-axis", "max-initial", "max-where", "nanmax-axis", "maximum.reduce"])
+def test_an_infinite_cotangent_reaches_only_the_extremum(f):
+    # the elements an extremum does not attain get exactly 0, even from an inf or NaN
+    # cotangent (np.where, not g * mask: 0 * inf would be NaN)
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, _X) > 0
 
 
 def test_max_of_nan_sends_the_gradient_to_the_nan():

@@ -4,7 +4,7 @@ import scipy.linalg as sl
 
 import pullback as pb
 
-from .spec import Spec
+from .spec import Spec, check_unreached
 from .test_linalg import csquare, spd, square
 from .test_linalg_decomp import hpd, sym
 
@@ -127,3 +127,22 @@ def test_solve_banded_corners_outside_the_matrix_get_zero():
     g = pb.grad(lambda ab: np.sum(sl.solve_banded((1, 1), ab, np.ones(4)) ** 2))(ab)
     assert g[0, 0] == 0.0 and g[2, -1] == 0.0
     assert np.all(g[1] != 0.0)
+
+
+_A = np.array([[4.0, 1.0, 0.5], [1.2, 3.0, -0.2], [0.4, -0.3, 2.0]])
+_B = np.array([1.0, -2.0, 0.5])
+
+
+@pytest.mark.parametrize("f", [
+    lambda a: sl.cho_factor(a, lower=True)[0][np.tril_indices(3)],
+    lambda a: sl.inv(a, assume_a="lower triangular"),
+    lambda a: sl.solve(a, _B, assume_a="sym", lower=True),
+    lambda a: sl.solve(a, _B, assume_a="diagonal"),
+    lambda a: sl.cholesky(a, lower=False),
+], ids=["cho_factor", "inv-triangular", "solve-sym", "solve-diagonal", "cholesky"])
+def test_an_infinite_cotangent_reaches_only_the_part_read(f):
+    # these read part of a (a triangle, the diagonal): the rest gets exactly 0, even from an
+    # inf or NaN cotangent (not 0 * inf through a mask's zeros). (solve_triangular and
+    # cho_solve solve with the cotangent, which SciPy refuses when it is not finite.)
+    with np.errstate(invalid="ignore"):
+        assert check_unreached(f, _A, whole=True) > 0
