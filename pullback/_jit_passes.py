@@ -163,12 +163,16 @@ def _value(x):
 
 
 def _same_bits(a, b):
+    """Whether ``a`` and ``b`` are the same values: NaN matches NaN, -0.0 is not 0.0."""
     if type(a) is not type(b):
         return False
     if isinstance(a, (np.ndarray, np.generic)):
-        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(
-            a, b, equal_nan=a.dtype.kind in "fc")) and bool(np.all(
-                np.signbit(a) == np.signbit(b)) if a.dtype.kind == "f" else True)
+        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(
+                a, b, equal_nan=a.dtype.kind in "fc"):
+            return False
+        if a.dtype.kind == "c":
+            return _same_bits(np.real(a), np.real(b)) and _same_bits(np.imag(a), np.imag(b))
+        return a.dtype.kind != "f" or bool(np.all(np.signbit(a) == np.signbit(b)))
     return bool(a == b)
 
 

@@ -207,7 +207,7 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     if state.no_grad:
         return plain(x)
     x = drop_finished(x)
-    if not isinstance(x, Tracked):
+    if not isinstance(x, Tracked) or x.level < 0:  # (a pb.jit trace's box is no level)
         return x
 
     def hook_pullback(g):

@@ -8,12 +8,15 @@ arguments (constants or other nodes) and its keywords. A call that meets live tr
 values as well (the forward pass inside ``pb.grad``) is dispatched by the engine as usual,
 and the rule's own NumPy calls on the values below, traced ones, are recorded: so
 ``jit(value_and_grad(f))`` records forward and backward pass as one straight-line program.
-Every Python decision on a traced value (``bool``, ``float``, ``int``, ``.item()``,
-``np.asarray``) is a guard of the program, checked on every replay.
+Every Python decision on a traced value (``bool``, ``float``, ``int``, ``round``,
+``.item()``, ``np.asarray``) is a guard of the program, checked on every replay. Arrays the
+function reaches other than as arguments, closures' and globals' values are constants of the
+program, compared with their values at the trace on every call (``_Watched``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import keyword
@@ -34,6 +37,7 @@ from ._jit_passes import (
     _eye_product,
     _finite_number,
     _original,
+    _same_bits,
     drop_copies,
     reuse_dead,
     simplify,
@@ -165,6 +169,31 @@ core: Any = sys.modules[Tracked.__module__]  # core.py, whose hook this is
 core.run_primitive = _run_primitive
 
 
+def _traced_in(index):
+    if isinstance(index, Traced):
+        return index.level in _traces
+    if type(index) is tuple or type(index) is list:
+        return any(_traced_in(i) for i in index)
+    if type(index) is slice:
+        return _traced_in((index.start, index.stop, index.step))
+    return False
+
+
+_write_tracked = core.writes.write  # rules/writes.py's (pullback's __init__ imports it first)
+
+
+def _write(x, index, v):
+    """``x[index] = v`` on a tracked ``x`` (core's hook): the write's index is a constant of
+    the recorded update, so one computed from traced values (``y[y > 2] = 0``) cannot be
+    recorded, and the call runs eagerly, as a write into a traced array does."""
+    if _traced_in(index):
+        raise _Untraceable("x[index] = v with an index computed from traced values")
+    return _write_tracked(x, index, v)
+
+
+core.writes.write = _write
+
+
 def _guard(box, kind, value):
     _trace_of(box).events.append((box, kind, value))
     return value
@@ -222,6 +251,10 @@ class Traced(Tracked):
 
     def __complex__(self):
         return _guard(self, "complex", complex(self.value))
+
+    def __round__(self, ndigits=None):  # (NumPy's scalars round; an array raises, as eagerly)
+        value = round(self.value) if ndigits is None else round(self.value, ndigits)
+        return _guard(self, ("round", ndigits), value)
 
     def item(self, *args):
         return _guard(self, ("item", args), np.asarray(self.value).item(*args))
@@ -611,12 +644,33 @@ def _mapped(x, rep):
 
 def _same_array(x, expected, dtype):
     x = np.asarray(x, dtype=dtype)
-    return x.shape == expected.shape and bool(np.array_equal(
-        x, expected, equal_nan=expected.dtype.kind in "fc"))
+    return _same_bits(x, expected)  # (-0.0 is not 0.0 to the library it escaped to)
+
+
+def _number_key(x):
+    """``x``, or for a float zero or NaN (and a complex number with such a part) what tells
+    0.0 from -0.0 and matches every NaN of a sign, as ``==`` does neither: the cache key of
+    a static number, and what a guard compares."""
+    if isinstance(x, (complex, np.complexfloating)):
+        return (_number_key(x.real), _number_key(x.imag))
+    if isinstance(x, (float, np.floating)) and not (x and x == x):
+        return ("nan" if x != x else 0.0, math.copysign(1.0, x))
+    return x
 
 
 def _same(a, b):
-    return a == b or (a != a and b != b)
+    """A guard's test where ``!=`` is not exact: ``a`` is ``b``, the value seen at the trace."""
+    if type(a) is list:
+        return type(b) is list and len(a) == len(b) and all(map(_same, a, b))
+    return type(a) is type(b) and _number_key(a) == _number_key(b)
+
+
+def _exact(expected):
+    """Whether ``value != expected`` is an exact guard: an integer, or a float other than a
+    zero (equal to -0.0) and NaN (equal to nothing)."""
+    if isinstance(expected, (int, np.integer)):
+        return True
+    return isinstance(expected, (float, np.floating)) and bool(expected) and expected == expected
 
 
 _HELPERS: dict[str, Any] = {"_same_array": _same_array, "_same": _same}
@@ -630,7 +684,10 @@ def _guard_lines(src, name, kind, expected):
     elif isinstance(kind, tuple) and kind[0] == "array":
         test = f"not _same_array({name}, {src.const(expected, 'seen')}, {src.const(kind[1])})"
     else:
-        if isinstance(kind, tuple):  # item(*args)
+        if isinstance(kind, tuple) and kind[0] == "round":
+            digits = "" if kind[1] is None else f", {kind[1]!r}"
+            value = f"round({name}{digits})"
+        elif isinstance(kind, tuple):  # item(*args)
             value = f"np.asarray({name}).item({', '.join(repr(a) for a in kind[1])})"
         elif kind == "tolist":
             value = f"np.asarray({name}).tolist()"
@@ -638,8 +695,7 @@ def _guard_lines(src, name, kind, expected):
             value = f"{'operator.index' if kind == 'index' else kind}({name})"
         literal = _literal(expected)
         exp = literal if literal is not None else src.const(expected, "seen")
-        exact = kind == "tolist" or not isinstance(expected, complex) and expected == expected
-        test = f"{value} != {exp}" if exact else f"not _same({value}, {exp})"
+        test = f"{value} != {exp}" if _exact(expected) else f"not _same({value}, {exp})"
     return [f"if {test}:", "    return RETRACE"]
 
 
@@ -681,24 +737,32 @@ def _signature(x, sig, inputs):
             tracked = _signature(c, sig, inputs) or tracked
         return tracked
     sig.append(_leaf_key(x))  # one entry, never a shape: its first item is not an int
-    if isinstance(x, (np.ndarray, np.generic)):
+    if isinstance(x, _TRACED):
         inputs.append(x)
     return isinstance(x, Tracked)
+
+
+# the leaves traced: arrays, and NumPy's float and complex scalars; the others (NumPy's
+# integers and bools too, as Python's: indices, counts, flags) are static
+_TRACED = (np.ndarray, np.inexact)
 
 
 def _leaf_key(x):
     if isinstance(x, np.ndarray):
         return ((x.shape, x.dtype),)
-    if isinstance(x, np.generic):
+    if isinstance(x, np.inexact):
         return (x.dtype,)
-    return (type(x), x)  # a Python value: part of the key (it must be hashable)
+    t = type(x)
+    if t is float and not (x and x == x) or t is complex:  # 0.0 and -0.0 are ==, and a
+        return (t, _number_key(x))  # NaN is equal to nothing
+    return (t, x)  # a static value: part of the key (it must be hashable)
 
 
 class _Program:
-    __slots__ = ("source", "run", "keep")
+    __slots__ = ("source", "run", "keep", "watched")
 
-    def __init__(self, source, run, keep):
-        self.source, self.run, self.keep = source, run, keep
+    def __init__(self, source, run, keep, watched=()):
+        self.source, self.run, self.keep, self.watched = source, run, keep, watched
 
 
 _EAGER = _Program("", None, None)  # a structure that runs eagerly
@@ -706,26 +770,37 @@ _EAGER = _Program("", None, None)  # a structure that runs eagerly
 
 class _Captured:
     """An array the function reads from a closure cell or a module global: read at call
-    time, and traced like an argument."""
+    time at its place (``steps`` from ``root``), and traced like an argument."""
 
-    __slots__ = ("name", "cell", "scope")
+    __slots__ = ("name", "root", "steps")
 
-    def __init__(self, name, cell=None, scope=None):
-        self.name, self.cell, self.scope = name, cell, scope
+    def __init__(self, name, root, steps):
+        self.name, self.root, self.steps = name, root, steps
 
     def get(self):
-        if self.cell is not None:
-            try:
-                return self.cell.cell_contents
-            except ValueError:
-                return None
-        return self.scope.get(self.name)
+        try:
+            return _follow(self.root, self.steps)
+        except (LookupError, AttributeError, TypeError, ValueError):  # (an empty cell)
+            return None
 
     def set(self, value):
-        if self.cell is not None:
-            self.cell.cell_contents = value
-        else:
-            self.scope[self.name] = value
+        _assign(self.root, self.steps, value)
+
+
+def _follow(x, steps):
+    for attribute, key in steps:
+        x = getattr(x, key) if attribute else x[key]
+    return x
+
+
+def _assign(root, steps, value):
+    """Put ``value`` at ``steps`` from ``root``."""
+    *head, (attribute, key) = steps
+    parent = _follow(root, head)
+    if attribute:
+        setattr(parent, key, value)
+    else:
+        parent[key] = value
 
 
 def _global_names(code, found):
@@ -736,53 +811,239 @@ def _global_names(code, found):
     return found
 
 
+_RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+# the modules whose globals are no user's state (pullback's own, NumPy's, SciPy's)
+_LIBRARIES = frozenset({"pullback", "numpy", "scipy"})
+
+
 def _scan(f):
-    """The arrays and random generators ``f`` reaches through closures and globals (and
-    through the functions it reaches that way)."""
-    arrays: dict[tuple[int, str], _Captured] = {}
+    """The arrays ``f`` reads through closures and globals (and through the functions it
+    reaches that way: ``_Captured``), the random generators it reaches that way, and the
+    places where it may reach other arrays (a container or an object in a closure, a global
+    or another module's global, a bound method's object, a partial's arguments, default
+    arguments): ``(label, root, steps)`` for ``_reach``."""
+    arrays: dict[tuple[int, tuple], _Captured] = {}
     generators: list[Any] = []
+    roots: list[tuple[str, Any, tuple]] = []
     seen: set[int] = set()
 
-    def visit(fn, depth):
+    def visit(fn, depth, label="f"):
         if depth > 6 or id(fn) in seen:
             return
         seen.add(id(fn))
         if isinstance(fn, functools.partial):
+            roots.append((label, fn, ()))
             visit(fn.func, depth + 1)
             return
-        if isinstance(fn, (types.MethodType, Jitted)):
-            visit(getattr(fn, "__func__", None) or fn._f, depth + 1)
+        if isinstance(fn, types.MethodType):
+            roots.append(("self", fn.__self__, ()))
+            visit(fn.__func__, depth + 1)
+            return
+        if isinstance(fn, Jitted):
+            visit(fn._f, depth + 1)
             return
         if not isinstance(fn, types.FunctionType):
+            call = next((c.__dict__["__call__"] for c in type(fn).__mro__
+                         if "__call__" in c.__dict__), None)
+            if isinstance(call, types.FunctionType):  # an object called as a function
+                roots.append((label, fn, ()))
+                visit(call, depth + 1)
             return
+        scope = fn.__globals__
+        library = str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES
+        if not library:
+            roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),))
+                         for name in ("__defaults__", "__kwdefaults__"))
         values = []
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
-                values.append((name, cell.cell_contents, cell, None))
+                values.append((name, cell.cell_contents, cell, ((True, "cell_contents"),)))
             except ValueError:
                 continue
-        scope = fn.__globals__
-        for name in sorted(_global_names(fn.__code__, set())):
-            if name in scope:
-                values.append((name, scope[name], None, scope))
-        for name, v, cell, sc in values:
+        names = sorted(_global_names(fn.__code__, set()))
+        values += [(name, scope[name], scope, ((False, name),)) for name in names
+                   if name in scope]
+        for name, v, root, steps in values:
             if isinstance(v, np.ndarray):
-                key = (id(cell) if cell is not None else id(sc), name)
-                arrays.setdefault(key, _Captured(name, cell, sc))
-            elif isinstance(v, (np.random.Generator, np.random.RandomState)):
+                arrays.setdefault((id(root), steps), _Captured(name, root, steps))
+                continue
+            if root is not scope or not library:
+                roots.append((name, root, steps))
+            if isinstance(v, types.ModuleType) and v.__name__.partition(".")[0] not in (
+                    _LIBRARIES):  # config.W: a constant, as an attribute
+                roots.extend((f"{name}.{n}", v.__dict__, ((False, n),)) for n in names
+                             if n in v.__dict__ and not callable(v.__dict__[n]))
+            if isinstance(v, _RANDOM):
                 generators.append(v)
             elif callable(v) and not isinstance(v, (type, np.ufunc)):
-                visit(v, depth + 1)
+                visit(v, depth + 1, name)
 
     visit(f, 0)
-    return list(arrays.values()), generators
+    return list(arrays.values()), generators, roots, seen
+
+
+class _Watched:
+    """An array the function reaches other than as an argument, a closure's or a global's
+    value (through an attribute, a container, a default argument): a constant of the
+    program, and NumPy work done on it alone was done at the trace. Its bytes at the trace
+    are kept, and a call that finds it changed in place, or another array in its place,
+    traces again."""
+
+    __slots__ = ("label", "root", "steps", "array", "shape", "data")
+
+    def __init__(self, label, root, steps, array, data):
+        self.label, self.root, self.steps, self.array, self.data = (
+            label, root, steps, array, data)
+        self.shape = array.shape
+
+    def current(self):
+        x = self.root
+        for attribute, key in self.steps:
+            x = getattr(x, key) if attribute else x[key]
+        return x
+
+    def changed(self):
+        try:
+            x = self.current()
+        except (LookupError, AttributeError, TypeError, ValueError):
+            return True
+        if x is not self.array or x.shape != self.shape:
+            return True
+        data = self.data
+        if type(data) is bytes:
+            return x.tobytes() != data
+        return not (x.view(data.dtype) == data).all()  # (its bits, as unsigned integers)
+
+    def restore(self):
+        """Put back what the trace found here: the function changed it, and runs eagerly."""
+        try:
+            a = self.array
+            if self.current() is a:
+                data = self.data
+                saved = np.frombuffer(data, a.dtype) if type(data) is bytes else data.view(
+                    a.dtype)
+                np.copyto(a, saved.reshape(a.shape))
+                return
+            parent = self.root
+            for attribute, key in self.steps[:-1]:
+                parent = getattr(parent, key) if attribute else parent[key]
+            attribute, key = self.steps[-1]
+            if attribute:
+                setattr(parent, key, self.array)
+            else:
+                parent[key] = self.array
+        except (LookupError, AttributeError, TypeError, ValueError):
+            pass  # (a read-only array, an immutable container: left as the trace left it)
+
+
+# what _reach does not look into: values that hold no arrays, or whose arrays are reached
+# another way (a module's by the names the functions use, a class's through its instances)
+_OPAQUE = (str, bytes, int, float, complex, type(None), type, types.ModuleType, np.generic,
+           np.dtype, np.ufunc, range, slice, types.BuiltinFunctionType, types.CodeType)
+_REACH_DEPTH = 6  # containers and attributes below a root
+_REACH_VALUES = 20000  # containers and objects looked into, per trace
+
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _snapshot(x):
+    """The bits of array ``x``: its bytes, or past 128 KiB (where an elementwise comparison
+    is the faster one) a copy viewed as unsigned integers."""
+    bits = _BITS.get(x.dtype.itemsize)
+    if bits is None or x.nbytes < 1 << 17 or x.dtype.fields is not None:
+        return x.tobytes()
+    return x.view(bits).copy()
+
+
+def _reach(roots, visited):
+    """``(watched, generators, complete)``: the arrays reachable from ``roots`` (as
+    ``_Watched``), the random generators, and whether the walk saw everything. Functions
+    in ``visited`` were scanned already (their closures' arrays are traced)."""
+    watched: list[_Watched] = []
+    generators: list[Any] = []
+    seen: set[int] = set()
+    classes: set[int] = set()
+    data: dict[int, Any] = {}
+    complete = True
+    budget = [_REACH_VALUES]
+
+    def walk(x, label, root, steps, depth):
+        nonlocal complete
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind != "O":
+                if id(x) not in data:
+                    data[id(x)] = _snapshot(x)
+                watched.append(_Watched(label, root, steps, x, data[id(x)]))
+            return
+        if isinstance(x, (_OPAQUE, Jitted, Traced)) or id(x) in seen:
+            return  # (a traced box: an input, captured)
+        budget[0] -= 1
+        if budget[0] < 0 or depth > _REACH_DEPTH:
+            complete = False
+            return
+        seen.add(id(x))
+        if isinstance(x, _RANDOM):
+            generators.append(x)
+            return
+        items: Any
+        if isinstance(x, Tracked):  # (a param: its value, and the .grad backward() adds to)
+            items = [(True, n) for n in ("value", "grad") if n == "value" or hasattr(x, n)]
+        elif isinstance(x, (list, tuple)):
+            items = [(False, i) for i in range(len(x))]
+        elif isinstance(x, dict):
+            items = [(False, k) for k in x]
+        elif isinstance(x, types.FunctionType):
+            if id(x) in visited:
+                return
+            cells = zip(x.__code__.co_freevars, x.__closure__ or ())
+            for name, cell in cells:
+                walk_at(cell, ((True, "cell_contents"),), name, cell, (), depth, False)
+            for name in ("__defaults__", "__kwdefaults__"):
+                walk_at(x, ((True, name),), f"{x.__name__}.{name}", x, (), depth, False)
+            return
+        elif isinstance(x, functools.partial):
+            items = [(True, "args"), (True, "keywords"), (True, "func")]
+        elif isinstance(x, types.MethodType):
+            items = [(True, "__self__"), (True, "__func__")]
+        else:
+            names = list(getattr(x, "__dict__", None) or ())
+            for cls in type(x).__mro__:
+                slots = cls.__dict__.get("__slots__", ())
+                names += [slots] if isinstance(slots, str) else [
+                    n for n in slots if n not in ("__dict__", "__weakref__")]
+                if id(cls) not in classes:  # a class's arrays (self.SCALE), once
+                    classes.add(id(cls))
+                    for n, v in list(cls.__dict__.items()):
+                        if isinstance(v, np.ndarray):
+                            walk_at(cls, ((True, n),), cls.__name__, cls, (), depth + 1)
+            items = [(True, n) for n in names]
+        for step in items:
+            walk_at(x, (step,), label, root, steps, depth + 1)
+
+    def walk_at(x, path, label, root, steps, depth, named=True):
+        """Walk the value at ``path`` from ``x`` (a label of its own unless ``named``)."""
+        try:
+            value = x
+            for attribute, key in path:
+                value = getattr(value, key) if attribute else value[key]
+        except (LookupError, AttributeError, TypeError, ValueError):
+            return
+        for attribute, key in path if named else ():
+            label = f"{label}.{key}" if attribute else f"{label}[{key!r}]"
+        walk(value, label, root, steps + path, depth)
+
+    for label, root, steps in roots:
+        walk_at(root, steps, label, root, (), 0, False)
+    return watched, generators, complete
 
 
 def _random_state(generators):
     legacy = np.random.get_state(legacy=False)
     states = [legacy["state"]["pos"], legacy["state"]["key"].tobytes(), legacy["has_gauss"]]
     for g in generators:
-        bits = g.bit_generator if isinstance(g, np.random.Generator) else g._bit_generator
+        bits = g.bit_generator if isinstance(g, np.random.Generator) else getattr(
+            g, "_bit_generator", g)
         states.append(repr(bits.state))
     return states
 
@@ -817,9 +1078,10 @@ class Jitted:
         name = name.strip("_") or "f"
         self._fname = f"_{name}" if keyword.iskeyword(name) or name[0].isdigit() else name
         self._programs: dict[Any, list[_Program]] = {}
-        self._captured, self._generators = _scan(f)
+        self._captured, self._generators, self._roots, self._scanned = _scan(f)
         self.traces = 0
-        self._warned = False
+        self._warned = self._warned_reach = False
+        self._changed = ""  # the last array seen changed between calls (for the warning)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)[0]
@@ -866,20 +1128,29 @@ class Jitted:
             return self._f(*args, **kwargs), None
         programs = self._programs.get(key)
         if programs is not None:
-            for program in programs:
+            i = 0
+            while i < len(programs):
+                program = programs[i]
                 if program is _EAGER:
                     return self._f(*args, **kwargs), None
+                if program.watched and self._stale(program.watched):
+                    del programs[i]  # its constants are not the arrays' values any more
+                    continue
                 out = program.run(*inputs)
                 if out is not RETRACE:
                     return out, program
+                i += 1
         if self.traces >= MAX_TRACES:
             if not self._warned:
                 self._warned = True
+                changed = (f", or {self._changed}, an array it reads through an attribute, "
+                           "a container or a default argument, changed since the trace (pass "
+                           "it as an argument)") if self._changed else ""
                 warnings.warn(
                     f"pullback: pb.jit({self._fname}) traced {MAX_TRACES} times (new shapes, "
-                    "or Python decisions on values that keep changing); further new cases "
-                    "run eagerly. Make such values static (Python numbers) or keep the "
-                    "decision in NumPy (np.where).", RuntimeWarning, stacklevel=3)
+                    f"or Python decisions on values that keep changing{changed}); further "
+                    "new cases run eagerly. Make such values static (Python numbers) or keep "
+                    "the decision in NumPy (np.where).", RuntimeWarning, stacklevel=3)
             return self._f(*args, **kwargs), None
         self.traces += 1
         try:
@@ -888,7 +1159,8 @@ class Jitted:
             warnings.warn(
                 f"pullback: pb.jit({self._fname}) cannot record this call ({why}); calls "
                 "with these shapes run eagerly. Write the update out of place (np.where, "
-                "np.concatenate) to jit it.", RuntimeWarning, stacklevel=3)
+                "np.concatenate, a new array returned) to jit it.", RuntimeWarning,
+                stacklevel=3)
             self._programs[key] = [_EAGER]
             return self._f(*args, **kwargs), None
         # the first result is the program's too: the same fresh arrays as every replay
@@ -904,23 +1176,32 @@ class Jitted:
         self._programs.setdefault(key, []).append(program)
         return out, program
 
+    def _stale(self, watched):
+        for w in watched:
+            if w.changed():
+                self._changed = w.label
+                return True
+        return False
+
     def _trace(self, args, kwargs):
         trace = _Trace()
-        _traces[trace.level] = trace
         flat, treedef = tree_flatten((args, kwargs))
         names = _names(self._f, args, kwargs)
         slots = _leaf_names(names, args, kwargs)
-        params, boxed = [], []
+        params, boxed, roots = [], [], list(self._roots)
         for x, name in zip(flat, slots):
-            if isinstance(x, (np.ndarray, np.generic)):
+            if isinstance(x, _TRACED):
                 box = Traced(x, trace.level)
                 params.append((name, box))
                 boxed.append(box)
             else:
                 boxed.append(x)
+                if not isinstance(x, _OPAQUE):  # an object: its arrays are constants
+                    roots.append((name, x, ()))
         targs, tkwargs = tree_unflatten(treedef, boxed)
-        swapped = []
-        before = _random_state(self._generators)
+        swapped: list[tuple[_Captured, Any, Traced]] = []
+        watched: list[_Watched] = []
+        _traces[trace.level] = trace
         try:
             for c in self._captured:
                 v = c.get()
@@ -928,18 +1209,41 @@ class Jitted:
                     box = Traced(v, trace.level)
                     params.append((c.name, box))
                     c.set(box)
-                    swapped.append((c, v))
+                    swapped.append((c, v, box))
+            watched, generators, complete = _reach(roots, self._scanned)
+            generators += self._generators
+            before = _random_state(generators)
             out = self._f(*targs, **tkwargs)
+        except _Untraceable:
+            _restore(watched)
+            raise
         finally:
-            for c, v in swapped:
-                c.set(v)
+            rebound = ""
+            for c, v, box in reversed(swapped):
+                if c.get() is not box:
+                    rebound = c.name
+                with contextlib.suppress(LookupError, AttributeError, TypeError, ValueError):
+                    c.set(v)
             del _traces[trace.level]
-        if _random_state(self._generators) != before:
+        if not complete and not self._warned_reach:
+            self._warned_reach = True
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) reaches more containers and attributes "
+                f"than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep), so a "
+                "change to the arrays beyond them between calls is not seen; pass the "
+                "arrays that change as arguments", RuntimeWarning, stacklevel=4)
+        if _random_state(generators) != before:
             raise TypeError(
-                f"pullback: {self._fname} draws random numbers (np.random or a Generator), "
-                "which pb.jit would replay as the same draw on every call. Draw them outside "
-                "and pass them as arguments: pb.jit(f)(x, noise) with noise = rng.normal(...)"
+                f"pullback: {self._fname} draws random numbers (np.random, or a Generator it "
+                "reaches or is passed), which pb.jit would replay as the same draw on every "
+                "call. Draw them outside and pass them as arguments: pb.jit(f)(x, noise) "
+                "with noise = rng.normal(...)"
             )
+        changed = _restore(watched)
+        if changed or rebound:
+            raise _Untraceable(
+                f"it changes {changed or rebound}, an array it reads from outside its "
+                "arguments")
         outs, out_def = tree_flatten(out)
         for o in outs:
             if isinstance(o, Tracked) and not isinstance(o, Traced):
@@ -958,7 +1262,16 @@ class Jitted:
         while name in used:
             name = f"_{name}"
         source, run, keep = _emit(name, trace, _unique(params), outs, out_def)
-        return _Program(source, run, keep)
+        return _Program(source, run, keep, tuple(watched))
+
+
+def _restore(watched):
+    """The label of the first of ``watched`` that the trace changed, after putting each
+    back as it was (the call runs eagerly), or ""."""
+    changed = [w for w in watched if w.changed()]
+    for w in changed:
+        w.restore()
+    return changed[0].label if changed else ""
 
 
 def _unique(params):
