@@ -570,6 +570,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
         'not lazy: the call returns a float64',
     'scipy.stats.multivariate_normal.entropy(scalar or diagonal cov)':
         'not lazy: the call returns a float64',
+    "scipy.stats.multivariate_normal.entropy(the covariance's entries)":
+        'not lazy: the call returns a float64',
     'scipy.stats.multivariate_normal.logpdf': 'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.logpdf(1-d)': 'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.logpdf(allow_singular, regular cov)':
@@ -577,7 +579,11 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'scipy.stats.multivariate_normal.logpdf(keywords)': 'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.multivariate_normal.logpdf(singular cov)':
         'not lazy: the call returns a ndarray',
+    "scipy.stats.multivariate_normal.multivariate_normal.logpdf(the covariance's entries)":
+        'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.multivariate_normal.pdf(singular cov)':
+        'not lazy: the call returns a ndarray',
+    "scipy.stats.multivariate_normal.multivariate_normal.pdf(the covariance's entries)":
         'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.pdf': 'not lazy: the call returns a ndarray',
     'scipy.stats.multivariate_normal.pdf(diagonal or scalar cov)':

@@ -279,6 +279,21 @@ def _quantile_shape(shape, dim):
     return shape
 
 
+def _from_lower(matrix):
+    """The symmetric matrix SciPy reads a covariance as: its lower triangle (eigh with
+    lower=True), mirrored."""
+    low = np.tril(matrix, -1)
+    return low + np.swapaxes(low, -1, -2) + np.tril(np.triu(matrix))
+
+
+def _as_read(ct):
+    """A symmetric covariance's cotangent in the form of what SciPy reads of the matrix: the
+    lower triangle, each entry below the diagonal standing for two (finite differences of
+    the function in one entry give it)."""
+    both = ct + np.swapaxes(ct, -1, -2)
+    return np.tril(both) - 0.5 * both * np.eye(shape_of(ct)[-1])
+
+
 def _mvn_rule(method, log):
     def mvn_rule(x, mean=None, cov=1, allow_singular=False):
         ans = method(x, mean, cov, allow_singular)
@@ -293,7 +308,7 @@ def _mvn_rule(method, log):
             eye = np.eye(dim)
             cov_ndim = len(shape_of(matrix))
             # a scalar is a multiple of the identity, a vector a diagonal
-            full = matrix if cov_ndim == 2 else np.expand_dims(matrix, -1) * eye
+            full = _from_lower(matrix) if cov_ndim == 2 else np.expand_dims(matrix, -1) * eye
             qshape = _quantile_shape(shape_of(x), dim)
             xq = np.reshape(x, qshape)
             r = xq if mean is None else xq - mean
@@ -316,7 +331,9 @@ def _mvn_rule(method, log):
             outer = np.matmul(np.swapaxes(np.expand_dims(gf, -1) * sf, -1, -2), sf)
             total = np.expand_dims(np.sum(gf, axis=-1), (-1, -2))
             ct_cov = 0.5 * (outer - total * inv)
-            if cov_ndim == 1:
+            if cov_ndim == 2:
+                ct_cov = _as_read(ct_cov)
+            elif cov_ndim == 1:
                 ct_cov = np.sum(ct_cov * eye, axis=-1)
             elif cov_ndim == 0:
                 ct_cov = np.sum(ct_cov * eye, axis=(-2, -1))
@@ -348,7 +365,7 @@ def mvn_entropy_rule(mean=None, cov=1):
         cov_ndim = len(shape_of(cov))
         g = np.reshape(g, batch_shape(g, len(shape_of(ans))) + (1,) * cov_ndim)
         if cov_ndim == 2:
-            return None, 0.5 * g * np.linalg.pinv(cov, rcond=PSD_CUTOFF)  # symmetric
+            return None, _as_read(0.5 * g * np.linalg.pinv(_from_lower(cov), rcond=PSD_CUTOFF))
         # a scalar is a multiple of the identity, a vector a diagonal
         dim = int(np.size(plain(mean))) if mean is not None and cov_ndim == 0 else 1
         return None, 0.5 * g * dim / cov

@@ -100,6 +100,7 @@ def _spd(c):
 
 
 MVN = st.multivariate_normal
+_COV = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.0]])
 
 SPECS = [
     *[s for fam in FAMILIES for s in _family_specs(*fam)],
@@ -140,6 +141,13 @@ SPECS = [
     Spec(MVN.logpdf, [((3, 3), (3,), (2, 3))], name="scipy.stats.multivariate_normal.logpdf("
          "allow_singular, regular cov)",
          call=lambda c, mean, x: MVN.logpdf(x, mean, _spd(c), allow_singular=True)),
+    # the matrix itself, each entry moved alone: SciPy reads its lower triangle
+    *[Spec(method, [((4, 3), (3,), (3, 3))], name=f"scipy.stats.multivariate_normal."
+           f"{method.__name__}(the covariance's entries)",
+           call=lambda x, mean, c, method=method: method(x, mean, _COV + 0.1 * c))
+      for method in (MVN.logpdf, MVN.pdf)],
+    Spec(MVN.entropy, [((3, 3),)], call=lambda c: MVN.entropy(None, _COV + 0.1 * c),
+         name="scipy.stats.multivariate_normal.entropy(the covariance's entries)"),
     Spec(MVN.entropy, [((3,), (3, 3)), ((1,), (1, 1))],
          call=lambda mean, c: MVN.entropy(mean, _spd(c))),
     Spec(MVN.entropy, [(4, 2), (3, 1), (3, 3)], call=lambda a: MVN.entropy(None, a @ a.T),
