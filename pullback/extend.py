@@ -188,7 +188,10 @@ def _same(a, b):
     a, b = plain(a), plain(b)
     if is_foreign(a) or is_foreign(b):  # another library's (Dask's: not computed here)
         return True
-    return np.array_equal(a, b, equal_nan=True)
+    try:
+        return np.array_equal(a, b, equal_nan=True)
+    except TypeError:  # values NaN means nothing for (strings, objects)
+        return a is b or np.array_equal(a, b)
 
 
 # ------------------------------------------------------------- hook, stop_gradient, nobacksies
