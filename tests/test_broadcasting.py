@@ -2,7 +2,7 @@
 engine (not the rules) reducing cotangents to each input's shape."""
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
@@ -17,6 +17,7 @@ def test_binary_expressions_on_broadcast_shapes(shapes, seed):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shapes.input_shapes[0])
     y = rng.uniform(0.5, 2.0, shapes.input_shapes[1])
+    assume(np.all(np.abs(x - 0.1 * y) > 1e-3))  # no finite difference across maximum's kink
 
     def f(x, y):
         return np.tanh(x * y) + x / y - np.maximum(x, 0.1 * y) ** 2
