@@ -26,7 +26,7 @@ try:
 except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
-from .core import Tracked, apply, drop_finished, map_boxes, plain
+from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
 from .registry import NoRuleError, public
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -88,10 +88,7 @@ def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=Fa
 
 
 def _flags(x, order):
-    v = x
-    while isinstance(v, Tracked):
-        v = v.value
-    v = _np_asarray(v)
+    v = _np_asarray(memory(x))
     return v.flags.c_contiguous if order == "C" else v.flags.f_contiguous
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .binding import bind_positional
 from .guard import hold, level_holds
-from .methods import ArrayMethods, escapes
+from .methods import ArrayMethods, escapes, memory
 from .refusals import (
     no_rule,
     refuse_conversion,
@@ -109,12 +109,6 @@ def tracker_level():
 def plain(x):
     """The plain value under every box (but a pb.jit trace's)."""
     while isinstance(x, Tracked) and x.level >= 0:
-        x = x.value
-    return x
-
-
-def memory(x):  # the array under every box, a pb.jit trace's too (the views of writes)
-    while isinstance(x, Tracked):
         x = x.value
     return x
 

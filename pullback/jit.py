@@ -42,7 +42,7 @@ from ._jit_passes import (
     reuse_dead,
     simplify,
 )
-from .core import Tracked, apply, map_boxes, plain, top_level
+from .core import Tracked, apply, map_boxes, memory, plain, top_level
 from .registry import getitem
 from .tree import tree_flatten, tree_unflatten
 
@@ -70,12 +70,6 @@ class _Trace:
     def __init__(self):
         self.level = -1 - next(_trace_ids)  # -1 means "not tracked" in core._binary
         self.events: list[Any] = []  # Traced nodes, and guards (box, kind, expected)
-
-
-def _raw(x):
-    while isinstance(x, Tracked):
-        x = x.value
-    return x
 
 
 def _has_live(args, kwargs):
@@ -108,8 +102,8 @@ def _record(box, func, args, kwargs):
         raise _Untraceable(f"{getattr(func, '__name__', func)} writes into an array in place")
     args = tuple(map_boxes(a, plain) for a in args)  # finished boxes are constants
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
-    out = func(*[map_boxes(a, _raw) for a in args],
-               **{k: map_boxes(v, _raw) for k, v in kwargs.items()})
+    out = func(*[map_boxes(a, memory) for a in args],
+               **{k: map_boxes(v, memory) for k, v in kwargs.items()})
     result = _wrap(trace, out, (func, args, kwargs), args)
     if _value_shaped(func, args):  # a shape read from values (x[x > 0]): a guard
         for box in tree_flatten(result)[0]:
@@ -215,7 +209,7 @@ class Traced(Tracked):
         if _has_live(args, kwargs):
             return apply(func, args, kwargs)
         if func in _STATIC:
-            return func(*[map_boxes(a, _raw) for a in args], **kwargs)
+            return func(*[map_boxes(a, memory) for a in args], **kwargs)
         return _record(self, func, args, kwargs)
 
     def __getitem__(self, index):

@@ -14,7 +14,9 @@ def _is_array_class(x):
     return isinstance(x, type) and issubclass(x, np.ndarray)
 
 
-def _plain(x):
+def memory(x):
+    """The array under every box, a pb.jit trace's too: where a tracked value's data lies
+    (its strides and flags, the views a write goes through)."""
     while isinstance(x, ArrayMethods):
         x = x.value
     return x
@@ -67,8 +69,8 @@ class ArrayMethods:
     __slots__ = ()
 
     shape = property(lambda self: self.value.shape, _no_shape_assignment)
-    strides = property(lambda self: _plain(self).strides)
-    flags = property(lambda self: _plain(self).flags)  # (of the value: read-only if held)
+    strides = property(lambda self: memory(self).strides)
+    flags = property(lambda self: memory(self).flags)  # (of the value: read-only if held)
     base = None  # a tracked value is never a view of a plain array a write could go into
     device = "cpu"
     flat = property(FlatIter)

@@ -37,6 +37,7 @@ import scipy.special as sc
 import scipy.stats as st
 
 from ..extend import elementwise, plain, rrule, shape_of
+from ._linalg import hermitian_adjoint
 from ._util import batch_shape, intercept
 
 # ---------------------------------------------------------------------------- univariate
@@ -286,14 +287,6 @@ def _from_lower(matrix):
     return low + np.swapaxes(low, -1, -2) + np.tril(np.triu(matrix))
 
 
-def _as_read(ct):
-    """A symmetric covariance's cotangent in the form of what SciPy reads of the matrix: the
-    lower triangle, each entry below the diagonal standing for two (finite differences of
-    the function in one entry give it)."""
-    both = ct + np.swapaxes(ct, -1, -2)
-    return np.tril(both) - 0.5 * both * np.eye(shape_of(ct)[-1])
-
-
 def _mvn_rule(method, log):
     def mvn_rule(x, mean=None, cov=1, allow_singular=False):
         ans = method(x, mean, cov, allow_singular)
@@ -332,7 +325,7 @@ def _mvn_rule(method, log):
             total = np.expand_dims(np.sum(gf, axis=-1), (-1, -2))
             ct_cov = 0.5 * (outer - total * inv)
             if cov_ndim == 2:
-                ct_cov = _as_read(ct_cov)
+                ct_cov = hermitian_adjoint(ct_cov, lower=True)  # (the triangle read)
             elif cov_ndim == 1:
                 ct_cov = np.sum(ct_cov * eye, axis=-1)
             elif cov_ndim == 0:
@@ -365,7 +358,8 @@ def mvn_entropy_rule(mean=None, cov=1):
         cov_ndim = len(shape_of(cov))
         g = np.reshape(g, batch_shape(g, len(shape_of(ans))) + (1,) * cov_ndim)
         if cov_ndim == 2:
-            return None, _as_read(0.5 * g * np.linalg.pinv(_from_lower(cov), rcond=PSD_CUTOFF))
+            inv = np.linalg.pinv(_from_lower(cov), rcond=PSD_CUTOFF)
+            return None, hermitian_adjoint(0.5 * g * inv, lower=True)
         # a scalar is a multiple of the identity, a vector a diagonal
         dim = int(np.size(plain(mean))) if mean is not None and cov_ndim == 0 else 1
         return None, 0.5 * g * dim / cov
