@@ -70,6 +70,9 @@ class _Trace:
     def __init__(self):
         self.level = -1 - next(_trace_ids)  # -1 means "not tracked" in core._binary
         self.events: list[Any] = []  # Traced nodes, and guards (box, kind, expected)
+        # the nodes computed under another np.errstate than the trace's (a rule's, where an
+        # infinite derivative is expected): their lines run under it too
+        self.errors, self.errstate = np.geterr(), {}
 
 
 def _has_live(args, kwargs):
@@ -104,7 +107,11 @@ def _record(box, func, args, kwargs):
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
     out = func(*[map_boxes(a, memory) for a in args],
                **{k: map_boxes(v, memory) for k, v in kwargs.items()})
+    start = len(trace.events)
     result = _wrap(trace, out, (func, args, kwargs), args)
+    if len(trace.events) > start and (errors := np.geterr()) != trace.errors:
+        trace.errstate[id(trace.events[start])] = {
+            k: v for k, v in errors.items() if v != trace.errors[k]}
     if _value_shaped(func, args):  # a shape read from values (x[x > 0]): a guard
         for box in tree_flatten(result)[0]:
             if isinstance(box, Traced):
@@ -573,17 +580,24 @@ def _emit(fname, trace, params, outs, out_def):
         if (id(b) not in kept and type(b.value) is np.ndarray
                 and b.value.size >= FREE_SIZE and id(b) in last):
             drop_after.setdefault(last[id(b)], []).append(b)
-    lines = []
+    lines, block = [], ""  # block: the np.errstate of the lines above, if any
     for i, e in enumerate(trace.events):
         if not isinstance(e, Traced):
             box, kind, expected = e
             box = rep(box)
             if isinstance(box, Traced):  # a guard on a constant holds
                 lines.extend(_guard_lines(src, src.names[id(box)], kind, expected))
+                block = ""
         elif id(e) in needed:
-            lines.append(_line(src, e, node_of(e), rep, reuse))
+            # consecutive lines under one np.errstate share its block
+            state = ", ".join(f"{k}={v!r}" for k, v in trace.errstate.get(id(e), {}).items())
+            if state and state != block:
+                lines.append(f"with np.errstate({state}):")
+            block = state
+            lines.append(("    " if state else "") + _line(src, e, node_of(e), rep, reuse))
         if i in drop_after:
-            lines.append(f"del {', '.join(src.names[id(b)] for b in drop_after[i])}")
+            lines.append(("    " if block else "")
+                         + f"del {', '.join(src.names[id(b)] for b in drop_after[i])}")
 
     ret = src.output(outs, out_def)
     defaults = [n for n in src.namespace if n not in ("np", "RETRACE")]

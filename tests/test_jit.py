@@ -766,3 +766,27 @@ def test_another_modules_arrays_and_a_class_attributes_are_compared():
     Scaled.SCALE[0] = 3.0
     _same(g(x), pb.grad(s.loss)(x))
     assert g.traces == 4
+
+
+def test_a_rules_errstate_holds_in_the_program_and_only_around_its_lines():
+    # a singular row's derivative at its singular point, and where='s derivative at the
+    # entries left out, are computed under np.errstate eagerly: so are their lines
+    def safe_divide(a, b):
+        return np.sum(np.divide(a, b, out=np.zeros_like(a), where=b != 0))
+
+    def zero_weight_sqrt(x):
+        return np.sum(np.sqrt(x) * np.array([0.0, 1.0]))
+
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 2.0])
+    for f, args in ((safe_divide, (a, b)), (zero_weight_sqrt, (np.array([0.0, 1.0]),))):
+        jitted, eager = pb.jit(pb.grad(f, tuple(range(len(args))))), pb.grad(f, tuple(
+            range(len(args))))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(3):
+                for got, want in zip(jitted(*args), eager(*args)):
+                    np.testing.assert_array_equal(got, want)
+        assert "np.errstate(" in jitted.source(*args)
+    # the user's own division by zero warns as it does eagerly
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        pb.jit(pb.grad(lambda x: np.sum(1.0 / x), losscheck=False))(np.array([0.0, 1.0]))
