@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from . import refusals
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, state, writes
 from .guard import Hold, level_holds
@@ -613,7 +614,13 @@ class Linearized:
                 for box in boxes:
                     if box.value.__class__ is np.ndarray:
                         writes.view(box)
-        self.out = f(*args, **kwargs)
+        refusals.refused[0] = None
+        try:
+            self.out = f(*args, **kwargs)
+        except (TypeError, ValueError) as error:  # one that hid a refusal: say it
+            if (clear := refusals.swallowed(error)) is None:
+                raise
+            raise clear from error
         if writes.seen:  # a leaf written into holds its update; its first version is the leaf
             for _, _, boxes in self.inputs:
                 for k, box in enumerate(boxes):

@@ -58,9 +58,30 @@ def refuse_in_place(func: Any) -> TypeError:
     )
 
 
+# the last conversion refused, for a caller that gets another error instead: NumPy's
+# iterator (np.nditer) and some of its C paths catch __array__'s error and raise their own
+refused: list[Any] = [None]
+
+
+def swallowed(error: BaseException) -> BaseException | None:
+    """An error to raise instead of ``error`` (a user function's, not pullback's) when a
+    conversion was refused during the call: the refusal's message, with ``error``'s."""
+    message = refused[0]
+    if message is None or type(error) not in (TypeError, ValueError) or str(
+            error).startswith("pullback:"):
+        return None
+    return type(error)(
+        f"{error}\n\nBefore this error, {message[len('pullback: '):]} If the code that "
+        "raised the error above caught that refusal and went on, the refusal is its "
+        "cause: np.nditer does so (iterate over x[i] or x.flat instead), and so does a "
+        "plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)).")
+
+
 def refuse_conversion(shape: tuple, dtype: Any) -> Any:
     """Refuse to make a tracked value a plain NumPy array (``Tracked.__array__``)."""
     where = called_from()
+    refused[0] = f"pullback: a tracked value (shape {shape}, dtype {dtype}) was refused " + (
+        f"as a plain NumPy array (by {where})." if where else "as a plain NumPy array.")
     if where:  # a library's function that converts its arguments (to run compiled code)
         raise TypeError(
             f"pullback: a tracked value (shape {shape}, dtype {dtype}) reached {where}, "
@@ -80,8 +101,10 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
 
 def refuse_scalar(kind: str) -> Any:
     """Refuse ``float()``, ``int()`` or ``complex()`` of a tracked value."""
+    where = called_from()
+    refused[0] = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
     raise TypeError(
-        f"pullback: {kind}() of a tracked value{_by(called_from())} would drop its "
+        f"pullback: {kind}() of a tracked value{_by(where)} would drop its "
         "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "
         "into a plain array (make the buffer tracked: a = np.zeros_like(x)); x.item() "
         "leaves the graph on purpose."

@@ -349,3 +349,38 @@ def test_a_reduction_row_takes_the_calls_it_fits_and_the_general_rule_the_rest(r
     for i in np.ndindex(x.shape):
         column = _numeric(lambda x, i=i: pb.grad(f)(x)[i], smooth, 1e-5)
         np.testing.assert_allclose(hess[i], column, rtol=1e-4, atol=1e-4)
+
+
+def test_an_error_that_hid_a_refused_conversion_says_so():
+    # np.nditer catches __array__'s refusal and raises its own unclear TypeError
+    def through_nditer(x):
+        return sum(v for v in np.nditer(x))
+
+    with pytest.raises(TypeError, match=r"WRITEBACKIFCOPY[\s\S]*refused as a plain NumPy "
+                                        r"array[\s\S]*x\.flat"):
+        pb.grad(through_nditer)(np.ones(3))
+    # x.flat, as the message says, differentiates
+    assert np.array_equal(pb.grad(lambda x: sum(v for v in x.flat))(np.ones(3)), np.ones(3))
+
+    # code that catches the refusal and goes on is unaffected
+    def falls_back(x):
+        try:
+            np.zeros(2)[0] = x[0]
+        except (TypeError, ValueError):
+            pass
+        return np.sum(x ** 2)
+
+    x = np.array([1.0, 2.0])
+    assert np.array_equal(pb.grad(falls_back)(x), 2 * x)
+    def writes_into_a_plain_buffer(x):
+        buffer = np.zeros(2)
+        buffer[0] = x[0]
+        return np.sum(buffer)
+
+    # NumPy turns float()'s refusal into its own ValueError: the refusal is added to it
+    with pytest.raises(ValueError, match=r"with a sequence[\s\S]*float\(\) of a tracked value "
+                                         r"was refused[\s\S]*np\.zeros_like"):
+        pb.grad(writes_into_a_plain_buffer)(x)
+    # and pullback's own errors are not touched
+    with pytest.raises(TypeError, match=r"^pullback: float\(\) of a tracked value"):
+        pb.grad(lambda x: float(x[0]))(x)

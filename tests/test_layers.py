@@ -94,7 +94,7 @@ def test_the_engine_layers_import_only_from_below():
         "pullback.backend": {"pullback.core"},
         "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree",
                               "pullback.guard", "pullback.lazy", "pullback.backend",
-                              "pullback.methods"},
+                              "pullback.methods", "pullback.refusals"},
     }
     for module, allowed in below.items():
         assert graph[module] <= allowed, f"{module} imports {graph[module] - allowed}"
