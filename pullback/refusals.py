@@ -94,8 +94,10 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
         "pullback: a tracked value cannot become a plain NumPy array here "
         f"(shape {shape}, dtype {dtype}): that would drop its gradient. This is a plain "
         "array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)), a plain array's "
-        "method (A.dot(x): write np.dot(A, x) or A @ x), or a list holding x given to a "
-        "function with no rule or an operator (x * [x, 1.0]: np.array([x, 1.0]) first)."
+        "method (A.dot(x): write np.dot(A, x) or A @ x), a random draw with tracked "
+        "parameters (rng.normal(mu, sigma): write mu + sigma * rng.standard_normal(shape)), "
+        "or a list holding x given to a function with no rule or an operator "
+        "(x * [x, 1.0]: np.array([x, 1.0]) first)."
     )
 
 
