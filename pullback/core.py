@@ -418,8 +418,9 @@ def _operators(func):
     def operator(self, other):
         return _binary(func, self, other)
 
-    def reflected_operator(self, other):
-        return _binary(func, other, self)
+    def reflected_operator(self, other):  # (1j * np.float64(x) would be Python's complex)
+        return _binary(func, np.complex128(other) if other.__class__ is complex else other,
+                       self)
 
     return operator, reflected_operator
 

@@ -384,3 +384,15 @@ def test_an_error_that_hid_a_refused_conversion_says_so():
     # and pullback's own errors are not touched
     with pytest.raises(TypeError, match=r"^pullback: float\(\) of a tracked value"):
         pb.grad(lambda x: float(x[0]))(x)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.abs(1j * x[1]), lambda x: np.abs(1j + x[1]), lambda x: np.abs(1j - x[0]),
+    lambda x: np.abs(1j / x[1]), lambda x: np.abs((1 + 1j) ** x[1]),
+    lambda x: np.real(2j * x[0] * x[1] + x[0]) + np.imag(2j * x[0] * x[1]),
+])
+def test_a_python_complex_on_the_left_of_a_tracked_float_scalar(f):
+    # 1j * np.float64(x) is Python's complex (np.float64 subclasses float): a node's value
+    # is a NumPy scalar all the same
+    x = np.array([0.3, 0.5])
+    pb.check_grads(f, x, order=2)
