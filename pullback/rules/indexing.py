@@ -253,6 +253,22 @@ def getitem_rule(x, index):
             return _scatter(*normalize_index(index, len(shape)), shape, ndim)(g), None
 
         return ans, basic_pullback
+    if x.__class__ is np.ndarray and index.__class__ is np.ndarray and x.ndim and (
+            index.dtype.kind in "biu"):  # x[i], x[mask]: along the leading axes
+        ans = x[index]
+        shape, ndim, gathers = x.shape, ans.ndim, index.dtype.kind != "b"
+
+        def array_index_pullback(g):
+            if g.__class__ is not np.ndarray or g.ndim != ndim:  # batch axes, or nested
+                return _scatter(*normalize_index(index, len(shape)), shape, ndim)(g), None
+            ct = np.zeros(shape, dtype=g.dtype)
+            if gathers:
+                np.add.at(ct, index, g)  # repeated indices add up
+            else:
+                ct[index] = g
+            return ct, None
+
+        return ans, array_index_pullback
     ans, scatter = _gather(x, index)
 
     def getitem_pullback(g):
