@@ -1,6 +1,8 @@
 """The ndarray attributes and methods people call on arrays, for tracked values: each is
 the NumPy function of the same name, so it goes through the same rules."""
 
+import math
+
 import numpy as np
 
 from .refusals import refuse_subclass
@@ -44,7 +46,16 @@ class FlatIter:
         return self.base[self._where(index)]
 
     def __setitem__(self, index, value):
-        self.base[self._where(index)] = value
+        where = self._where(index)
+        if np.ndim(value):  # NumPy's: the values flattened, repeated or cut to the places
+            value, places = np.ravel(value), where[0].shape
+            if not value.size:
+                return
+            if not places and value.size != 1:
+                raise ValueError(f"pullback: x.flat[{index!r}] = v writes one element, "
+                                 f"and v has {value.size} (NumPy's error too)")
+            value = np.reshape(value[np.arange(math.prod(places)) % value.size], places)
+        self.base[where] = value
 
     def __len__(self):
         return self.base.size
@@ -255,6 +266,9 @@ class ArrayMethods:
 
     def fill(self, value):
         self[...] = value
+
+    def put(self, indices, values, mode="raise"):
+        np.put(self, indices, values, mode=mode)
 
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.dtype.itemsize)

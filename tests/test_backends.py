@@ -204,6 +204,7 @@ def test_rows_cupy_does_not_run(label):
 # (Dask has no such function and computes the call: so do SciPy's functions that are no
 # ufuncs), or gives another value than NumPy's. test_rows_dask_does_not_run checks that
 # each listed row still fails, and only where Dask itself fails for that reason.
+_NOT_IN_DASK = 'The `numpy.{}` function is not implemented by Dask array.'
 DASK_UNSUPPORTED: dict[str, str] = {
     '0-d x[True]': 'IndexError: Too many indices for array',
     'cho_factor(complex)': 'not lazy: the call returns a ndarray',
@@ -654,6 +655,13 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'x[mask ... int array of no axes]': "NotImplementedError: Don't yet support nd fancy indexing",
     'x[mask and int array]': "NotImplementedError: Don't yet support nd fancy indexing",
     'x[tuple with repeats]': "TypeError: '>=' not supported between instances of 'tuple' and 'int'",
+    'np.put(2-D)': _NOT_IN_DASK.format('put'),
+    'np.putmask(2-D)': _NOT_IN_DASK.format('putmask'),
+    'np.put_along_axis': _NOT_IN_DASK.format('put_along_axis'),
+    'np.put_along_axis(axis=0)': _NOT_IN_DASK.format('put_along_axis'),
+    'np.fill_diagonal': _NOT_IN_DASK.format('fill_diagonal'),
+    'np.fill_diagonal(wrap=True)': _NOT_IN_DASK.format('fill_diagonal'),
+    'x.put': "AttributeError: 'Array' object has no attribute 'put'",
 }
 
 

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     elementwise,
     fft,
     functional,
+    in_place,
     indexing,
     linalg,
     linalg_decomp,

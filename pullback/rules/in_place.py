@@ -1,0 +1,79 @@
+"""NumPy's functions that write into their first argument (``np.copyto``, ``np.put``,
+``np.putmask``, ``np.put_along_axis``, ``np.fill_diagonal``), on a tracked target: each is
+the write ``a[index] = v`` it stands for, recorded as writes.py records every write, so
+that every name for the array (and every view of it) sees the new values. Into a plain
+array with a tracked value they are refused, as a plain array's ``a[i] = x`` is.
+"""
+
+import numpy as np
+
+from ..core import memory
+from ..extend import Tracked, composite, name_of, on_backend, plain
+
+
+def _target(func, a):
+    if not isinstance(a, Tracked):
+        raise TypeError(
+            f"pullback: {name_of(func)} writes a tracked value into a plain array, which "
+            "would drop its gradient. Make the array tracked (a = np.zeros_like(x), or "
+            "a = a + 0 * x), or build the result out of place (np.where(mask, v, a))."
+        )
+
+
+def _indices(func, a, ind, mode):
+    """``ind`` (plain) as flat indices into ``a``, by ``mode`` as np.put reads it."""
+    if isinstance(ind, Tracked):
+        raise TypeError(f"pullback: the indices of {name_of(func)} must be plain, not tracked")
+    ind, size = np.ravel(np.asarray(ind)), int(np.prod(np.shape(a)))
+    if mode == "wrap":
+        return ind % size if size else ind
+    if mode == "clip":
+        return np.clip(ind, 0, size - 1)
+    return ind
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    _target(np.copyto, dst)
+    mask = where if where is True else on_backend(plain(where), dst)
+    # NumPy's own checks of the cast, the shapes and the mask, on a scratch array
+    np.copyto(np.empty_like(memory(dst)), plain(src), casting=casting, where=mask)
+    dst[...] = src if mask is True else np.where(mask, src, dst)
+
+
+def put(a, ind, v, mode="raise"):
+    _target(np.put, a)
+    ind = _indices(np.put, a, ind, mode)
+    v = np.ravel(v)
+    if ind.size and v.size:  # v is repeated as needed, as NumPy's
+        a.flat[ind] = v[np.arange(ind.size) % v.size]
+
+
+def putmask(a, mask, values):
+    _target(np.putmask, a)
+    mask = np.asarray(plain(mask), dtype=bool)
+    if mask.size != np.size(a):
+        raise ValueError("putmask: mask and data must be the same size")
+    values = np.ravel(values)
+    if values.size:  # values is repeated over a's flat positions, as NumPy's
+        full = np.reshape(values[np.arange(mask.size) % values.size], np.shape(a))
+        a[np.reshape(mask, np.shape(a))] = full[np.reshape(mask, np.shape(a))]
+
+
+def _numpys(func):
+    """NumPy's own implementation of ``func`` (Python code made of writes ``a[...] = v``
+    and ``a.flat[...] = v``), called on the tracked target."""
+    implementation = getattr(func, "_pb_original", func)._implementation  # (construct.py)
+
+    def write_into_tracked(a, *args, **kwargs):
+        _target(func, a)
+        return implementation(a, *args, **kwargs)
+
+    write_into_tracked.__name__ = f"{func.__name__}_into_tracked"
+    return write_into_tracked
+
+
+composite(np.copyto, copyto)
+composite(np.put, put)
+composite(np.putmask, putmask)
+composite(np.put_along_axis, _numpys(np.put_along_axis))
+composite(np.fill_diagonal, _numpys(np.fill_diagonal))
