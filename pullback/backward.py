@@ -231,8 +231,8 @@ def _match(node, cts):
         got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
         raise TypeError(
             f"pullback: {_pullback_name(node.rule)} returned {got} cotangents for "
-            f"{len(args)} positional arguments; return a tuple with (at least) one entry "
-            "per argument (None for an argument with no gradient)"
+            f"{len(args)} positional arguments (a tracked one given by keyword counts, in its "
+            "place); return a tuple with one entry per argument (None for no gradient)"
         )
     pairs, nested = [], []  # nested: (arguments, cotangents) of lists and tuples, walked after
     for i, (a, ct) in enumerate(zip(args, cts)):
@@ -305,32 +305,33 @@ def _project(ct, parent, batch_shape, rule):
 def _fit(ct, cshape, target, nb, rule, v):
     """Sum away the axes broadcasting added (after the ``nb`` batch axes), then broadcast
     up where the cotangent is smaller than the input (planned once per pair of shapes)."""
-    plan = _plans.get((cshape, target, nb))
-    if plan is None:
-        if len(_plans) > 4096:
-            _plans.clear()
-        plan = _plans[cshape, target, nb] = _plan(cshape, target, nb, rule)
-    axes, keepdims, kept = plan
-    if axes:  # an array's ufunc method skips np.sum's Python layer
-        ct = (np.add.reduce if ct.__class__ is np.ndarray else np.sum)(ct, axis=axes,
-                                                                       keepdims=keepdims)
-    if kept is not None:  # .reshape: the ndarray method, or ArrayMethods' for a tracked value
-        ct = ct.reshape(kept)
-    if ct.shape != target:
-        try:  # a small cotangent is copied out: np.broadcast_to costs far more (bench/NOTES.md)
-            if is_lazy(v):  # a Dask input lends its chunks (no array of its size in the graph)
+    try:
+        plan = _plans.get((cshape, target, nb))
+        if plan is None:
+            if len(_plans) > 4096:
+                _plans.clear()
+            plan = _plans[cshape, target, nb] = _plan(cshape, target, nb, rule)
+        axes, keepdims, kept = plan
+        if axes:  # an array's ufunc method skips np.sum's Python layer
+            ct = (np.add.reduce if ct.__class__ is np.ndarray else np.sum)(ct, axis=axes,
+                                                                           keepdims=keepdims)
+        if kept is not None:  # .reshape: the ndarray's, or ArrayMethods' for a tracked value
+            ct = ct.reshape(kept)
+        if ct.shape != target:  # a small cotangent is copied out: np.broadcast_to costs far
+            if is_lazy(v):  # more (bench/NOTES.md); a Dask input lends its chunks
                 ct = ct + np.zeros_like(v)
             elif ct.__class__ is np.ndarray and math.prod(target) <= 65536:
                 ct, small = np.empty(target, ct.dtype), ct
                 ct[...] = small
             else:
                 ct = np.broadcast_to(ct, target)
-        except ValueError:
-            raise ValueError(
-                f"pullback: {_pullback_name(rule)} returned a cotangent of shape "
-                f"{cshape} for an input of shape {target[nb:]}"
-                + (f" (with batch axes {target[:nb]})" if nb else "")
-            ) from None
+    except ValueError as error:
+        if str(error).startswith("pullback:"):
+            raise
+        raise ValueError(
+            f"pullback: {_pullback_name(rule)} returned a cotangent of shape {cshape} for an "
+            f"input of shape {target[nb:]}" + (f" (with batch axes {target[:nb]})" if nb else "")
+        ) from None
     return ct
 
 
@@ -342,6 +343,8 @@ def _plan(cshape, target, nb, rule):
     n, lead = len(target), len(cshape) - len(target)
     if nb and (lead < 0 or cshape[:nb] != target[:nb]):
         raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
+    if np.broadcast_shapes(cshape[nb:], target[nb:]) not in (cshape[nb:], target[nb:]):
+        raise ValueError  # neither broadcast to the other (a (3, 1) for a (3,)): a slip
     ones = tuple(i for i in range(max(nb, -lead), n) if target[i] == 1 and cshape[i + lead] != 1)
     if lead > 0 and not ones and n:  # only leading axes added (a bias): summed away; to a
         return tuple(range(nb, nb + lead)), False, None  # 0-d target, kept (an array)

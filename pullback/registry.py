@@ -254,6 +254,14 @@ def _interceptable(func):
             or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
 
 
+def _batch_aware(batched: bool | None, caller: Any) -> bool:
+    """Whether a rule registered from the frame ``caller`` takes batched cotangents: as
+    declared, else the library's own rules do, and a user's must say so."""
+    if batched is not None:
+        return batched
+    return caller.f_globals.get("__name__", "").startswith("pullback.")
+
+
 def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F], F]:
     """Register a reverse rule for ``func`` (decorator).
 
@@ -293,10 +301,7 @@ def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F]
     def register(rule: F) -> F:
         if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
             rule.registered_for = func
-        # the library's own rules are batch-aware; a user's rule must say so
-        mine = batched if batched is not None else sys._getframe(1).f_globals.get(
-            "__name__", "").startswith("pullback.")
-        _register(func, rule if mine else Unbatched(rule))
+        _register(func, rule if _batch_aware(batched, sys._getframe(1)) else Unbatched(rule))
         return rule
 
     return register
@@ -350,11 +355,15 @@ def reduction(func: Callable[..., Any], reduce: Callable[..., Any],
     _register(func, Reduction(func, reduce, vjp, rule))
 
 
-def linear(func: Callable[..., Any], transpose: Callable[..., Any]) -> None:
+def linear(func: Callable[..., Any], transpose: Callable[..., Any],
+           batched: bool | None = None) -> None:
     """Declare ``func``, linear in its first argument, by its transpose (JAX's
     ``deflinear``). ``transpose(g, ans, x, *args, **kwargs)`` maps the output's cotangent
-    ``g`` (which may carry leading batch axes) to ``x``'s; ``ans`` is ``func``'s output and
-    the other arguments are those of the call, constants.
+    ``g`` to ``x``'s; ``ans`` is ``func``'s output and the other arguments are those of the
+    call, constants. ``batched`` is ``pb.rrule``'s: only a transpose declared
+    ``batched=True`` gets cotangents with leading batch axes (Jacobians push a stack of
+    them through one pass); by default one registered outside pullback gets one slice at a
+    time.
 
     >>> pb.linear(np.fliplr, lambda g, ans, x: np.flip(g, -1))
     >>> pb.grad(lambda x: np.fliplr(x)[0, 0] * 2.0)(np.ones((2, 2)))
@@ -369,7 +378,8 @@ def linear(func: Callable[..., Any], transpose: Callable[..., Any]) -> None:
 
         return ans, linear_pullback
 
-    _register(func, linear_rule)
+    batch_aware = _batch_aware(batched, sys._getframe(1))
+    _register(func, linear_rule if batch_aware else Unbatched(linear_rule))
 
 
 def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:

@@ -343,3 +343,26 @@ def test_concurrent_backward_into_a_shared_param_adds_up_exactly():
     for t in threads:
         t.join()
     assert W.grad.min() == 400.0 and W.grad.max() == 400.0
+
+
+# ---------------------------------------------------------------------------- a user rule's slips
+
+@pb.primitive
+def _doubled(x):
+    return 2 * x
+
+
+@pb.rrule(_doubled)
+def _doubled_rule(x):
+    def doubled_pullback(g):
+        return (2 * np.reshape(g, (-1, 1)),)  # a column for a vector: not a broadcast
+
+    return 2 * x, doubled_pullback
+
+
+def test_a_cotangent_that_is_no_broadcast_of_its_input_is_refused():
+    # (3, 1) and (3,) broadcast to (3, 3), neither of them: summing it down would give
+    # every entry the sum of all
+    with pytest.raises(ValueError, match=r"doubled_pullback returned a cotangent of shape "
+                                         r"\(3, 1\) for an input of shape \(3,\)"):
+        pb.grad(lambda x: np.sum(_doubled(x) * np.array([1.0, 10.0, 100.0])))(np.ones(3))
