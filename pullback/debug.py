@@ -149,6 +149,12 @@ class _Watch:
             return
         op = _op_name(nodes[0].rule, func)
         site = user_site(2)
+        running = _running_pullback()
+        if running is not None and running[1] is not None:
+            # recorded by a pullback (a derivative computed inside the function, a Hessian):
+            # the user's line is the one that recorded the node being pulled back, not the
+            # call of the transform that runs the backward pass
+            site = running[1]
         watch = self
         while watch is not None:
             for node in nodes:
@@ -163,9 +169,11 @@ class _Watch:
             bad = next((b for b in map(_first_bad, _values(value)) if b), None) \
                 if isinstance(value, tuple) else _first_bad(plain(value))
             if bad is not None and _all_finite(args):
+                within = "" if running is None else (
+                    f" (computing the derivative of {running[0]}, in its pullback)")
                 raise _anomaly(
                     f"pullback: {op} of finite inputs gave {bad[1]} at index {bad[0]} "
-                    f"in the forward pass, at {_where(site)}", site)
+                    f"in the forward pass{within}, at {_where(site)}", site)
             node.rule = _checked(node, op, site)
 
     def site_of(self, node) -> tuple[str, Site | None]:
@@ -209,6 +217,8 @@ def _checked_pullback(pullback, op, site):
         return ct
 
     def noted(call):
+        stack = _pullbacks.__dict__.setdefault("stack", [])
+        stack.append((op, site))
         try:
             return call()
         except FloatingPointError:
@@ -219,6 +229,8 @@ def _checked_pullback(pullback, op, site):
                                  f"{_where(site)}")
                 _mark(error, site)
             raise
+        finally:
+            stack.pop()
 
     def thunk(g, c, position):
         return lambda: check(g, noted(c), position)
@@ -232,6 +244,15 @@ def _checked_pullback(pullback, op, site):
 
     checked_pullback.__qualname__ = getattr(pullback, "__qualname__", op)
     return checked_pullback
+
+
+# the checked pullbacks running on this thread, innermost last: (op, the site of its node)
+_pullbacks = threading.local()
+
+
+def _running_pullback() -> tuple[str, Site | None] | None:
+    stack = getattr(_pullbacks, "stack", None)
+    return stack[-1] if stack else None
 
 
 def _where(site: Site | None) -> str:
@@ -381,7 +402,10 @@ def loss_error(error: LossError, f: Callable[..., Any], args: Sequence[Any],
     except FloatingPointError as e:
         site = getattr(e, "pullback_site", None)
         if isinstance(site, Site):
-            head = str(e).split(" in the forward pass", 1)[0].removeprefix("pullback: ")
+            head, _, rest = str(e).partition(" in the forward pass")
+            head = head.removeprefix("pullback: ")
+            if rest.startswith(" (computing"):  # born in a pullback: say whose
+                head += " " + rest[1:rest.index(")") + 1]
             return LossError(f"{error}\nThe first non-finite value was born at "
                              f"{site.describe()}\n{head}.")
     except Exception:  # noqa: BLE001  (a second run that fails differently: keep the first error)

@@ -187,7 +187,7 @@ class Optimizer:
             raise TypeError(
                 f"pullback: gs must be a pb.Grads (from pb.gradient), got {type(gs).__name__}"
             )
-        params = list(ps)
+        params = list({id(p): p for p in ps}.values())  # a param listed twice moves once
         for p in params:
             if not isinstance(p, Param):
                 raise TypeError(

@@ -152,6 +152,29 @@ def chosen_method(method, bounds, constraints):
 
 # ---------------------------------------------------------------------------- the pieces
 
+def scalar(value):
+    """The objective's value as a Python float: a one-element array (shape ``(1,)``)
+    counts as a scalar, as it does for ``pb.grad`` (NumPy 2 refuses ``float`` of it)."""
+    if np.size(value) != 1:
+        raise TypeError(
+            f"pullback: minimize needs an objective returning a real scalar; it returned a "
+            f"value of shape {np.shape(value)}. Reduce it (np.sum, np.mean) first"
+        )
+    return float(np.reshape(value, ()))
+
+
+def value_only(fun, jac):
+    """``fun`` as a function of the value alone: with ``jac=True`` it returns ``(value,
+    gradient)``, and the second derivatives differentiate the value."""
+    if jac is not True:
+        return fun
+
+    def value_of(*args):
+        return fun(*args)[0]
+
+    return value_of
+
+
 def objective(fun, flat, jac):
     """SciPy's ``fun`` and ``jac``: value and gradient in one pass when ``jac`` is None,
     else the user's own, seeing ``x`` in ``x0``'s structure."""
@@ -161,13 +184,13 @@ def objective(fun, flat, jac):
 
         def fun_and_grad(z, *args):
             value, g = value_and_gradient(z, *args)
-            return float(value), np.asarray(g, dtype=np.float64)
+            return scalar(value), np.asarray(g, dtype=np.float64)
 
         return fun_and_grad, True
     if jac is True:
         def fun_and_user_grad(z, *args):
             value, g = fun(flat.unravel(z), *args)
-            return float(plain(value)), flat.ravel(g)
+            return scalar(plain(value)), flat.ravel(g)
 
         return fun_and_user_grad, True
 
@@ -202,6 +225,7 @@ def second_derivatives(fun, flat, method, jac, hess, hessp, HessianUpdateStrateg
         return hess, hessp
     if isinstance(jac, str) or jac is False:  # finite differences asked for: none of ours
         return None, None
+    fun = value_only(fun, jac)
     if method in HESSP_METHODS:
         def hessp_from_pullback(z, p, *args):
             (Hp,) = hvp(lambda v: fun(flat.unravel(v), *args), (z,), (p,))

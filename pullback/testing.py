@@ -55,9 +55,25 @@ def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 
     ``order=2`` it then checks the pullback itself, as a function of the primals and the
     cotangent, the same way. Raises AssertionError with the relative error.
 
+    Leaves of ``args`` that are not floating-point or complex (integers, booleans, strings)
+    are held fixed, as constants of ``f``.
+
     >>> pb.check_grads(lambda x: np.sum(np.tanh(x) ** 2), np.random.randn(3), order=2)
+    >>> pb.check_grads(lambda x, n: np.sum(x ** n), np.random.randn(3), 3)
     """
-    args = tree_map(_as_float64, tuple(args))
+    given, treedef = tree_flatten(tuple(args))
+    leaves = [_as_float64(x) for x in given]
+    fixed = [np.asarray(x).dtype.kind not in "fc" for x in leaves]
+    if any(fixed):
+        def on_inexact(*free: Any) -> Any:
+            it = iter(free)
+            return f(*tree_unflatten(treedef, [g if c else next(it)
+                                               for g, c in zip(given, fixed)]))
+
+        on_inexact.__qualname__ = getattr(f, "__qualname__", repr(f))
+        return check_grads(on_inexact, *[x for x, c in zip(leaves, fixed) if not c],
+                           order=order, eps=eps, rtol=rtol, atol=atol, seed=seed)
+    args = tree_unflatten(treedef, leaves)
     rng = np.random.default_rng(seed)
     out, vjp_fn = vjp(f, *args)
     u = tree_map(lambda o: _random_like(o, rng), out)

@@ -308,7 +308,15 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     if not isinstance(x, Param):
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
     d = plain(delta)
-    shape = np.shape(plain(x.value))
+    value = plain(x.value)
+    shape = np.shape(value)
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype.kind != "c" and np.iscomplexobj(d):
+        raise TypeError(
+            f"pullback: update of a real param (dtype {dtype}, shape {shape}) with a complex "
+            "step; its imaginary part would be dropped or turn the param complex. Pass a "
+            "real step (np.real(step)), or make the param complex"
+        )
     try:
         fits = np.shape(d) == shape or np.broadcast_shapes(np.shape(d), shape) == shape
     except ValueError:
@@ -326,6 +334,11 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
             # a graph recorded before holds the old value (guard.py): its backward pass
             # would mix old and new values, so it refuses (tracker backward)
             x.updated = next(_seq)
-        x.value = plain(x.value) + d
+        new = value + d
+        if type(value) is np.ndarray:  # as the in-place add: a 0-d array stays one, and
+            new = np.asarray(new, dtype=value.dtype)  # a float32 param stays float32
+        elif dtype is not None and getattr(new, "dtype", dtype) != dtype:
+            new = new.astype(dtype)
+        x.value = new
     x.zero_grad()
     return x

@@ -82,6 +82,18 @@ def _require_real(values, fname, what, fix):
         raise TypeError(f"pullback: {fname} has complex {what}; {fix}")
 
 
+def _require_tuples(fname, transform, primals, tangents, example):
+    """``primals`` and ``tangents`` must be sequences with one entry per argument: an
+    array would be split into its rows by ``tuple()``."""
+    for name, given in (("primals", primals), ("tangents", tangents)):
+        if isinstance(given, (np.ndarray, np.generic, Tracked, numbers.Number, dict)):
+            raise TypeError(
+                f"pullback: {transform} of {fname} takes {name} as a tuple with one entry per "
+                f"argument of {fname}, got a {type(given).__name__}; write {example} for "
+                "one argument"
+            )
+
+
 # ---------------------------------------------------------------------------- forward mode
 
 def _tangent_pullback(pull, outs, fname):
@@ -112,13 +124,7 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
     (np.float64(0.0), np.float64(2.0))
     """
     fname = fname_of(f)
-    for name, given in (("primals", primals), ("tangents", tangents)):
-        if isinstance(given, (np.ndarray, np.generic, Tracked, numbers.Number)):
-            raise TypeError(
-                f"pullback: jvp of {fname} takes {name} as a tuple with one entry per "
-                f"argument of {fname}, got a {type(given).__name__}; write "
-                "pb.jvp(f, (x,), (v,)) for one argument"
-            )
+    _require_tuples(fname, "jvp", primals, tangents, "pb.jvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
     flat_p, pdef = tree_flatten(primals)
     flat_t, tdef = tree_flatten(tangents)
@@ -222,7 +228,9 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         leaves = [x for _, flat, _ in lin.inputs for x in flat]
         _require_real(leaves, fname, "arguments", "use pb.jacobian or pb.vjp")
         pull = VJP(lin, outs, fname)
-        diagonal = _diagonal(lin, outs)
+        # the diagonal shortcut pulls back in reverse mode, which keeps only the real part
+        # of a cotangent for a real argument: a complex output takes the double vjp
+        diagonal = None if any(is_complex(o) for o in outs) else _diagonal(lin, outs)
         if diagonal is not None:
             return _assemble(out_def, lin, _diagonal_blocks(pull, outs, diagonal), single)
         upull, live = _tangent_pullback(pull, outs, fname)
@@ -330,6 +338,7 @@ def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
     array([ 6., 12.])
     """
     fname = fname_of(f)
+    _require_tuples(fname, "hvp", primals, tangents, "pb.hvp(f, (x,), (v,))")
     primals = tuple(primals)
     if argnums is None:
         argnums = tuple(range(len(primals)))

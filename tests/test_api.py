@@ -189,3 +189,27 @@ def test_returned_gradients_are_writeable_arrays_of_their_own():
     for r in results:
         assert r.flags.writeable
         r += 1.0
+
+
+@pb.primitive
+def _scaled(x, n):
+    return x * n
+
+
+@pb.rrule(_scaled)
+def _scaled_rule(x, n):
+    def scaled_pullback(g):
+        return (g * n * 2, None)  # wrong on purpose: twice the derivative
+
+    return x * n, scaled_pullback
+
+
+def test_check_grads_holds_integer_arguments_fixed_and_catches_a_wrong_rule():
+    x = np.array([0.3, -1.2, 0.7])
+    pb.check_grads(lambda x, n: np.sum(x ** n), x, 3)                    # n is a constant
+    pb.check_grads(lambda p: np.sum(np.pad(p["x"], p["n"], mode=p["mode"]) ** 2),
+                   {"x": x, "n": 2, "mode": "reflect"})
+    with pytest.raises(AssertionError, match=r"_scaled: reverse mode gives .* finite differences"):
+        pb.check_grads(_scaled, x, 3)
+    with pytest.raises(AssertionError, match="relative error"):
+        pb.check_grads(lambda p: np.sum(_scaled(p["x"], p["n"])), {"x": x, "n": 2}, order=1)

@@ -47,6 +47,16 @@ def mlp_params(rng, n_in=8, n_hidden=16, n_out=4):
 X = np.array([0.5, 1.0, 2.0])
 
 
+def half_powers(x):
+    return np.sum(x ** 0.5 * 0.0 + x ** 1.5)  # pow'(0) of x ** 0.5 is infinite
+
+
+def sum_of_inner_gradient(x):
+    g = pb.grad(lambda y: np.sum(np.sqrt(y)))(  # the inner function
+        x)
+    return np.sum(g)
+
+
 # ---------------------------------------------------------------------------- losscheck
 
 def test_an_infinite_loss_names_where_the_first_non_finite_value_was_born():
@@ -369,3 +379,23 @@ def test_arrays_shared_between_nodes_count_once():
     assert exp.saved_bytes == 8000
     assert rep.total_bytes == sum(e.saved_bytes for e in rep.entries)
     assert rep.total_bytes == 8000 * 2 + 8 * 3  # exp, y * y, two sums and their sum
+
+
+def test_an_anomaly_born_in_a_pullback_names_the_line_of_its_node():
+    # a Hessian's forward pass runs the gradient's pullbacks: the infinity of x ** -0.5 at
+    # 0 is born in the pullback of x ** 0.5, whose line is the user's, not the pb.hessian call
+    with pytest.raises(FloatingPointError) as info:
+        pb.detect_anomaly()(pb.hessian(half_powers))(np.array([0.0, 1.0]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(half_powers, 'x ** 1.5')} in half_powers" in message
+    assert "computing the derivative of np.power, in its pullback" in message
+    with np.errstate(all="ignore"), pytest.raises(pb.LossError) as info:
+        pb.grad(sum_of_inner_gradient)(np.array([0.0, 1.0]))
+    message = str(info.value)
+    assert f"{HERE}:{line_of(sum_of_inner_gradient, 'the inner function')} in" in message
+    assert "(computing the derivative of np.sqrt, in its pullback)." in message
+    x = np.array([0.25, 1.0])
+    H = pb.detect_anomaly()(pb.hessian(half_powers))(x)  # finite: no error
+    gradient = pb.grad(half_powers)
+    fd = np.array([(gradient(x + e) - gradient(x - e)) / 2e-6 for e in np.eye(2) * 1e-6])
+    np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)

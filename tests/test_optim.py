@@ -110,6 +110,19 @@ def test_tracker_step_follows_the_equation(name, make, oracle, sequence):
     np.testing.assert_allclose(W.value, oracle(x0, grads), rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("name, make, oracle", CASES, ids=IDS)
+def test_a_param_listed_twice_moves_once(name, make, oracle, sequence):
+    # as in pb.Params: a second entry would step again with the reset .grad (zeros), and
+    # momentum, weight decay or Adam's moments would move the param a second time
+    x0, grads = sequence
+    opt = make()
+    W = pb.param(x0)
+    for g in grads:
+        np.sum(W * g).backward()
+        opt.step([W, W])
+    np.testing.assert_allclose(W.value, oracle(x0, grads), rtol=1e-12, atol=1e-14)
+
+
 def test_equations_worked_by_hand():
     one = np.array([1.0])
     x, _ = optim.SGD(0.1, momentum=0.5).update(one, one, optim.SGD(0.1, momentum=0.5)

@@ -211,3 +211,37 @@ def test_missing_scipy_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy", None)
     with pytest.raises(ImportError, match=r"pip install pullback\[scipy\]"):
         minimize(rosenbrock, X0)
+
+
+def _fd_gradient(f, x, eps=1e-6):
+    return np.array([(f(x + e) - f(x - e)) / (2 * eps) for e in np.eye(x.size) * eps])
+
+
+def test_an_objective_of_one_element_counts_as_a_scalar():
+    fun = lambda x: (x - 3.0) ** 2 * np.exp(x / 4)   # shape (1,), as pb.grad accepts
+    for method in ("BFGS", "trust-exact", "Newton-CG"):
+        result = minimize(fun, np.array([0.0]), method=method)
+        np.testing.assert_allclose(result.x, [3.0], atol=1e-5)
+    result = minimize(fun, np.array([1.0]), method="BFGS", options={"maxiter": 1})
+    np.testing.assert_allclose(result.jac, _fd_gradient(lambda x: fun(x)[0], result.x_flat),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match=r"real scalar; it returned a value of shape \(2,\)"):
+        minimize(lambda x: (np.sum(x ** 2) * np.ones(2), 2 * x), np.ones(2), jac=True)
+
+
+@pytest.mark.parametrize("method", ["Newton-CG", "trust-exact", "trust-krylov"])
+def test_jac_true_gets_second_derivatives_of_the_value(method):
+    def fun_and_grad(x):  # jac=True: (value, gradient)
+        return rosenbrock(x), optimize.rosen_der(np.asarray(x))
+
+    options = {"xtol": 1e-10} if method == "Newton-CG" else None
+    result = minimize(fun_and_grad, X0, method=method, jac=True, options=options)
+    np.testing.assert_allclose(result.x, np.ones(5), atol=1e-5)
+    from pullback.optimize import Flat, second_derivatives
+
+    hess, hessp = second_derivatives(fun_and_grad, Flat(X0), method.lower(), True, None, None,
+                                     optimize.HessianUpdateStrategy)
+    x, p = X0 * 0.9, np.arange(5.0)
+    fd = np.array([(optimize.rosen_der(x + e) - optimize.rosen_der(x - e)) / 2e-6
+                   for e in np.eye(5) * 1e-6]).T
+    np.testing.assert_allclose(hessp(x, p) if hessp else hess(x) @ p, fd @ p, rtol=1e-6)

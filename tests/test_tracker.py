@@ -107,6 +107,30 @@ def test_update_steps_in_place_and_resets_grad(data):
         pb.update(W0, W0)
 
 
+def test_update_keeps_the_params_dtype_and_form_whether_or_not_a_graph_holds_it():
+    # with a graph holding the value, update writes a new array: it must be the same
+    # dtype (float32 stays float32, as in place) and a 0-d param stays a 0-d array
+    for held in (False, True):
+        W = pb.param(np.ones(2, np.float32))
+        graph = np.sum(W ** 2) if held else None
+        pb.update(W, np.array([0.1, 0.2]))
+        assert W.value.dtype == np.float32 and W.grad.dtype == np.float32
+        np.testing.assert_allclose(W.value, [1.1, 1.2], rtol=1e-6)
+        s = pb.param(np.float32(2.0))
+        graph = s * s if held else None
+        pb.update(s, np.array(0.5))
+        assert type(s.value) is np.ndarray and s.value.shape == () and s.value.dtype == np.float32
+        s3 = lambda v: v ** 3
+        s3(s).backward()
+        np.testing.assert_allclose(s.grad, (s3(2.5 + 1e-3) - s3(2.5 - 1e-3)) / 2e-3, rtol=1e-6)
+        with pytest.raises(TypeError, match=r"param \(dtype float32, shape \(2,\)\) with a comp"):
+            pb.update(W, np.array([1j, 0.0]))
+    del graph
+    z = pb.param(np.ones(2, complex))
+    pb.update(z, np.array([1j, 0.0]))
+    np.testing.assert_array_equal(z.value, [1 + 1j, 1])
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NaN loss is the point
 def test_backward_errors():
     W = pb.param(np.ones(3))

@@ -557,6 +557,28 @@ def test_a_rule_marked_unbatched_is_applied_per_slice():
 
 
 @pb.primitive
+def reverse(x):
+    return x[::-1]
+
+
+@pb.primitive
+def reverse_batched(x):
+    return x[::-1]
+
+
+pb.linear(reverse, lambda g, ans, x: g[::-1])  # written for one cotangent: applied per slice
+pb.linear(reverse_batched, lambda g, ans, x: g[..., ::-1], batched=True)
+
+
+@pytest.mark.parametrize("fn", [reverse, reverse_batched])
+def test_a_users_linear_transpose_keeps_the_batch_contract_of_rrule(fn):
+    x = RNG.standard_normal(3)
+    close(pb.jacobian(lambda x: fn(x) * x)(x), fd_jacobian(lambda x: x[::-1] * x, x))
+    close(pb.hessian(lambda x: np.sum(fn(x) * x ** 2))(x),
+          fd_hessian(lambda x: np.sum(x[::-1] * x ** 2), x), rtol=1e-5, atol=1e-6)
+
+
+@pb.primitive
 def cube(x):
     return x ** 3
 
@@ -628,3 +650,29 @@ def test_transforms_compute_inside_no_grad():
     np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
     np.testing.assert_allclose(J, pb.jacobian(lambda x: np.sin(x) * x[::-1])(np.arange(3.0)))
     assert isinstance(np.sin(pb.param(1.0)), pb.Tracked)
+
+
+@pytest.mark.parametrize("f", [
+    lambda t: np.exp(1j * t),                      # elementwise: the diagonal shortcut
+    lambda t: np.exp(1j * t) * (2.0 - 1j) + t,
+    lambda t: np.exp(1j * t[::-1]),                # not elementwise: the double vjp
+])
+def test_jacfwd_keeps_the_imaginary_part_of_complex_outputs(f):
+    x = np.array([0.3, -1.2, 0.7])
+    J = pb.jacfwd(f)(x)
+    assert J.dtype.kind == "c"
+    np.testing.assert_allclose(J, fd_jacobian(f, x), rtol=1e-6, atol=1e-8)
+    (J0, J1) = pb.jacfwd(lambda t: (f(t), np.sin(t)))(x)
+    np.testing.assert_allclose(J0, fd_jacobian(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(J1, np.diag(np.cos(x)), rtol=1e-12)
+
+
+def test_hvp_refuses_an_array_for_its_tuples():
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"hvp of .* takes tangents as a tuple.*pb\.hvp\(f"):
+        pb.hvp(lambda x: np.sum(x ** 3), (x,), np.ones(3))
+    with pytest.raises(TypeError, match="takes primals as a tuple"):
+        pb.hvp(lambda x: np.sum(x ** 3), x, (np.ones(3),))
+    (Hv,) = pb.hvp(lambda x: np.sum(x ** 3), [x], [np.ones(3)])  # any sequence is fine
+    np.testing.assert_allclose(Hv, fd_jacobian(pb.grad(lambda x: np.sum(x ** 3)), x) @ np.ones(3),
+                               rtol=1e-6)
