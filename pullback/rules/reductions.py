@@ -420,3 +420,28 @@ def _reduce_method(func):
 
 for _ufunc, _func in _REDUCTIONS.items():
     ufunc_method(_ufunc, "reduce")(_reduce_method(_func))
+
+
+def _log_sum_exp_method(exp, log):
+    """``np.logaddexp.reduce`` (``np.logaddexp2.reduce`` for base 2): a log-sum-exp, shifted
+    by the largest entry (a constant: the shift's derivative cancels, to every order)."""
+    def reduce_method(a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        if dtype is not None or out is not None or kwargs:
+            raise TypeError(f"pullback: np.{exp.__name__.replace('exp', 'logaddexp')}.reduce "
+                            "of a tracked value takes axis and keepdims only")
+        axes = tuple(range(len(shape_of(a)))) if axis is None else axis
+        empty = {"initial": -np.inf} if 0 in shape_of(a) else {}  # (Dask's max has none)
+        top = np.max(plain(a), axis=axes, keepdims=True, **empty)
+        top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or an inf): log(0), log(inf)
+        with np.errstate(divide="ignore"):  # log(0) of no entries, or all -inf: -inf
+            ans = log(np.sum(exp(a - top), axis=axes, keepdims=True)) + top
+        if keepdims:
+            return ans
+        ans = np.squeeze(ans, axis=axes)
+        return ans[()] if not shape_of(ans) else ans  # a NumPy scalar, as NumPy's
+
+    return reduce_method
+
+
+ufunc_method(np.logaddexp, "reduce")(_log_sum_exp_method(np.exp, np.log))
+ufunc_method(np.logaddexp2, "reduce")(_log_sum_exp_method(np.exp2, np.log2))

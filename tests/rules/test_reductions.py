@@ -111,6 +111,10 @@ SPECS += [
     Spec(np.max, SHAPES, call=np.maximum.reduce, name="np.maximum.reduce"),
     Spec(np.min, SHAPES, call=np.minimum.reduce, kwargs={"axis": [-1]},
          name="np.minimum.reduce"),
+    Spec(np.logaddexp, SHAPES + [(2, 3, 4)], call=np.logaddexp.reduce,
+         kwargs={"axis": [0, -1, None], "keepdims": [False, True]}, name="np.logaddexp.reduce"),
+    Spec(np.logaddexp2, [(2, 3, 4)], call=np.logaddexp2.reduce,
+         kwargs={"axis": [(0, 2), 1]}, name="np.logaddexp2.reduce"),
 ]
 
 OUTER = [(np.add, "real"), (np.subtract, "real"), (np.multiply, "real"),
