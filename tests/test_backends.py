@@ -657,6 +657,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'x[tuple with repeats]': "TypeError: '>=' not supported between instances of 'tuple' and 'int'",
     'np.put(2-D)': _NOT_IN_DASK.format('put'),
     'np.putmask(2-D)': _NOT_IN_DASK.format('putmask'),
+    'np.place(2-D)': _NOT_IN_DASK.format('place'),
     'np.put_along_axis': _NOT_IN_DASK.format('put_along_axis'),
     'np.put_along_axis(axis=0)': _NOT_IN_DASK.format('put_along_axis'),
     'np.fill_diagonal': _NOT_IN_DASK.format('fill_diagonal'),

@@ -1,5 +1,6 @@
 """NumPy's functions that write into their first argument (``np.copyto``, ``np.put``,
-``np.putmask``, ``np.put_along_axis``, ``np.fill_diagonal``), on a tracked target: each is
+``np.putmask``, ``np.place``, ``np.put_along_axis``, ``np.fill_diagonal``), on a tracked
+target: each is
 the write ``a[index] = v`` it stands for, recorded as writes.py records every write, so
 that every name for the array (and every view of it) sees the new values. Into a plain
 array with a tracked value they are refused, as a plain array's ``a[i] = x`` is.
@@ -9,15 +10,20 @@ import numpy as np
 
 from ..core import memory
 from ..extend import Tracked, composite, name_of, on_backend, plain
+from ..refusals import called_from
 
 
 def _target(func, a):
-    if not isinstance(a, Tracked):
-        raise TypeError(
-            f"pullback: {name_of(func)} writes a tracked value into a plain array, which "
-            "would drop its gradient. Make the array tracked (a = np.zeros_like(x), or "
-            "a = a + 0 * x), or build the result out of place (np.where(mask, v, a))."
-        )
+    if isinstance(a, Tracked):
+        return
+    where = called_from()  # a library's code (scipy.stats' np.place into its output)
+    fix = (f"The function of {where} has no derivative rule: give it one (pb.primitive and "
+           "pb.rrule), or pass it plain values (pb.stop_gradient(x))" if where else
+           "Make the array tracked (a = np.zeros_like(x), or a = a + 0 * x), or build the "
+           "result out of place (np.where(mask, v, a))")
+    raise TypeError(f"pullback: {name_of(func)}{f' (called by {where})' if where else ''} "
+                    f"writes a tracked value into a plain array, which would drop its "
+                    f"gradient. {fix}.")
 
 
 def _indices(func, a, ind, mode):
@@ -59,6 +65,19 @@ def putmask(a, mask, values):
         a[np.reshape(mask, np.shape(a))] = full[np.reshape(mask, np.shape(a))]
 
 
+def place(arr, mask, vals):
+    _target(np.place, arr)
+    mask = np.asarray(plain(mask), dtype=bool)
+    if mask.size != np.size(arr):
+        raise ValueError("place: mask and data must be the same size")
+    mask, vals = np.reshape(mask, np.shape(arr)), np.ravel(vals)
+    n = int(np.count_nonzero(mask))
+    if n and not vals.size:
+        raise ValueError("Cannot insert from an empty array!")
+    if n:  # the values in order at the places the mask holds, repeated as needed
+        arr[mask] = vals[np.arange(n) % vals.size]
+
+
 def _numpys(func):
     """NumPy's own implementation of ``func`` (Python code made of writes ``a[...] = v``
     and ``a.flat[...] = v``), called on the tracked target."""
@@ -75,5 +94,6 @@ def _numpys(func):
 composite(np.copyto, copyto)
 composite(np.put, put)
 composite(np.putmask, putmask)
+composite(np.place, place)
 composite(np.put_along_axis, _numpys(np.put_along_axis))
 composite(np.fill_diagonal, _numpys(np.fill_diagonal))

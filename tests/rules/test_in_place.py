@@ -34,6 +34,12 @@ def _putmask(a, v):
     return y
 
 
+def _place(a, v):
+    y = a * 1.0
+    np.place(y, _every_other(np.shape(a)), v)
+    return y
+
+
 def _put_along_axis(a, v, axis):
     y = a * 1.0
     index = np.array([[0], [2]]) if axis == 1 else np.array([[1, 0, 1]])
@@ -59,6 +65,8 @@ SPECS = [
     Spec(np.put, [((2, 3), (2,))], name="x.put", call=lambda a, v: _put_method(a, [0, 5], v)),
     Spec(np.putmask, [((6,), (6,)), ((6,), (4,)), ((6,), ())], call=_putmask),
     Spec(np.putmask, [((2, 3), (2,))], name="np.putmask(2-D)", call=_putmask),
+    Spec(np.place, [((6,), (3,)), ((6,), (2,)), ((6,), (5,))], call=_place),
+    Spec(np.place, [((2, 3), (2,))], name="np.place(2-D)", call=_place),
     Spec(np.put_along_axis, [((2, 3), (2, 1))], call=lambda a, v: _put_along_axis(a, v, 1)),
     Spec(np.put_along_axis, [((2, 3), (1, 3))], name="np.put_along_axis(axis=0)",
          call=lambda a, v: _put_along_axis(a, v, 0)),
@@ -80,6 +88,7 @@ def test_a_tracked_value_written_into_a_plain_array_is_refused_naming_the_functi
     for write, message in ((lambda a, x: np.copyto(a, x), named),
                            (lambda a, x: np.put(a, [0], x), named),
                            (lambda a, x: np.putmask(a, a == 0, x), named),
+                           (lambda a, x: np.place(a, a == 0, x), named),
                            (lambda a, x: np.fill_diagonal(a, x), plain_write)):
         def f(x, write=write):
             a = np.zeros((2, 2))

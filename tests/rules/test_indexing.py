@@ -191,10 +191,9 @@ def test_where_zero_cotangent_on_the_branch_not_taken():
 
 def test_in_place_writes_are_refused():
     x = pb.param(np.arange(4.0))
-    with pytest.raises(TypeError, match="in place.*out of place"):
-        np.place(x, x.value > 1, [0.0])
-    # the others are writes (tests/rules/test_in_place.py), refused into a param
+    # writes (tests/rules/test_in_place.py), refused into a param
     for write in (lambda: np.put(x, [0], 1.0), lambda: np.putmask(x, x.value > 1, 0.0),
+                  lambda: np.place(x, x.value > 1, [0.0]),
                   lambda: np.copyto(x, 1.0),
                   lambda: np.put_along_axis(x, np.array([0]), 1.0, 0)):
         with pytest.raises(TypeError, match="a write into a param"):
