@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.special
 
 import pullback as pb
 
@@ -514,6 +515,38 @@ def test_a_param_changes_in_place_inside_no_grad():
 ], ids=lambda f: "")
 def test_numpy_functions_take_lists_holding_tracked_values(f):
     pb.check_grads(f, 0.7, order=2)
+
+
+def _jacobian_by_differences(f, x, h=1e-6):
+    return np.stack([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)], -1)
+
+
+@pytest.mark.parametrize("join", [
+    lambda t: np.concatenate([[t[0]], np.exp(t[1:])]),
+    lambda t: np.concatenate(([t[0], 1.0], t[1:])),
+    lambda t: np.concatenate([[[t[0], t[1]]], t[None, 1:]], axis=None),
+    lambda t: np.concatenate([[[t[0], t[1]]], t[None, 1:]], axis=0),
+    lambda t: np.stack([[t[0], 1.0], t[1:]]),
+    lambda t: np.stack([[t[0], 1.0], t[1:]], axis=1),
+    lambda t: scipy.special.logsumexp([t[0], t[1] * t[2], 0.0]),
+    lambda t: scipy.special.logsumexp([[t[0], 1.0], [t[1], t[2]]], axis=1, b=[2.0, 1.0]),
+    lambda t: scipy.special.softmax([t[0], t[1], 0.0]),
+    lambda t: scipy.special.log_softmax((t[0], t[1] ** 2, t[2])),
+], ids=lambda f: "")
+def test_lists_holding_tracked_values_read_as_one_array_in_jacobians_and_hessians(join):
+    # a list entry's cotangent under the batch axes of a Jacobian and at a second nesting
+    # level (an ordinal model's cutpoints: np.cumsum(np.concatenate([[t[0]], np.exp(t[1:])])))
+    t = np.array([0.3, -0.5, 0.9])
+    np.testing.assert_allclose(pb.jacobian(join)(t), _jacobian_by_differences(join, t),
+                               rtol=1e-6, atol=1e-8)
+
+    def f(t):
+        return np.sum(np.cos(np.cumsum(join(t))))
+
+    grad = _jacobian_by_differences(f, t, 1e-5)  # central differences, then again
+    hessian = _jacobian_by_differences(lambda t: _jacobian_by_differences(f, t, 1e-5), t, 1e-4)
+    np.testing.assert_allclose(pb.grad(f)(t), grad, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(pb.hessian(f)(t), hessian, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("f", [

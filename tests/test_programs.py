@@ -186,3 +186,65 @@ def test_idioms_of_scientific_code(program, size):
     for value in (x, x * 1.01 + 0.001):
         np.testing.assert_allclose(jitted(value), pb.grad(program)(value), rtol=1e-10,
                                    atol=1e-12)
+
+
+# ---------------------------------------------------------------------------- SciPy's matrix
+# functions that SciPy computes from its own expm (which pullback's interception of
+# scipy.linalg.expm does not reach)
+
+_SPRINGS = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
+
+
+def _oscillator_in_closed_form(k):
+    # x(t) = cos(t sqrt(K)) x0 + sin(t sqrt(K)) sqrt(K)^-1 v0, with sqrt(K) = k * springs
+    root = k[0] * _SPRINGS + 0.1 * np.eye(3)
+    x0, v0 = np.array([1.0, 0.0, -0.5]), np.array([0.0, 0.3, 0.0])
+    x = scipy.linalg.cosm(root) @ x0 + scipy.linalg.sinm(root) @ np.linalg.solve(root, v0)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("program", [
+    _oscillator_in_closed_form,
+    lambda A: np.sum(scipy.linalg.tanm(0.3 * A) ** 2),
+    lambda A: np.trace(scipy.linalg.coshm(A) - scipy.linalg.sinhm(A) @ A),
+    lambda A: np.sum(scipy.linalg.tanhm(A) * A),
+    lambda A: np.sum(np.abs(scipy.linalg.cosm(A + 0.5j * A.T)) ** 2),   # complex input
+    lambda A: np.sum(np.abs(scipy.linalg.sinm(A + 0.5j * A.T)) ** 2),
+], ids=["oscillator", "tanm", "coshm_sinhm", "tanhm", "cosm_complex", "sinm_complex"])
+def test_matrix_trigonometric_and_hyperbolic_functions(program):
+    size = 1 if program is _oscillator_in_closed_form else (3, 3)
+    x = 0.4 * np.random.default_rng(3).standard_normal(size) + (0.5 if size == 1 else 0.0)
+    pb.check_grads(program, x, order=2)
+
+
+# ---------------------------------------------------------------------------- 2-D filters
+# with boundary conditions: scipy.signal.convolve2d and correlate2d
+
+_IMAGE = np.random.default_rng(5).standard_normal((6, 5))
+_SOBEL = np.array([[1.0, 0.0, -1.0], [2.0, 0.0, -2.0], [1.0, 0.0, -1.0]])
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("boundary,fillvalue", [("fill", 0.0), ("fill", 1.5), ("symm", 0.0),
+                                                ("wrap", 0.0)])
+def test_edge_energy_of_an_image_through_2d_filters(mode, boundary, fillvalue):
+    def edge_energy(image, kernel):
+        gx = scipy.signal.convolve2d(image, kernel, mode, boundary, fillvalue)
+        gy = scipy.signal.correlate2d(image, kernel.T, mode=mode, boundary=boundary,
+                                      fillvalue=fillvalue)
+        return np.sum(gx ** 2 + gy ** 2) + np.sum(gx[:2, :2] * gy[:2, :2])
+
+    pb.check_grads(edge_energy, _IMAGE, _SOBEL + 0.1, order=2)
+    value, _ = pb.vjp(edge_energy, _IMAGE, _SOBEL + 0.1)  # SciPy's own value on plain arrays
+    np.testing.assert_allclose(value, edge_energy(_IMAGE, _SOBEL + 0.1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, k: scipy.signal.convolve2d(a[:2, :2], k, "valid"),       # swapped inputs
+    lambda a, k: scipy.signal.correlate2d(a[:2, :3] * 1j + a[:2, :3], k, "valid"),
+    lambda a, k: scipy.signal.correlate2d(a + 0.5j * a ** 2, k * (1 - 1j), "same", "wrap"),
+], ids=["convolve2d_swapped", "correlate2d_complex_swapped", "correlate2d_complex_same"])
+def test_2d_filters_of_small_and_complex_inputs(f):
+    pb.check_grads(lambda a, k: np.sum(np.abs(f(a, k)) ** 2), _IMAGE, _SOBEL, order=2)
+    value, _ = pb.vjp(f, _IMAGE, _SOBEL)
+    np.testing.assert_allclose(value, f(_IMAGE, _SOBEL), rtol=1e-12, atol=1e-12)

@@ -90,6 +90,24 @@ def intercept(owner, name):
 _intercepted: set = set()  # the wrappers intercept has put in place
 
 
+def listed(ct, entry, ndim):
+    """The cotangent ``ct`` of an argument read as one array, fitted to how it was given:
+    for a list or tuple of values (``np.concatenate([[x[0], 1.0], y])``,
+    ``logsumexp([a, b, 0.0])``), one cotangent per element, as the engine pairs them with
+    the elements (indexing past the leading batch axes of ``ct``; ``ndim`` is the number of
+    axes of the argument as an array)."""
+    if type(entry) is not list and type(entry) is not tuple:
+        return ct
+    lead = (slice(None),) * (len(shape_of(ct)) - ndim)
+    return [listed(ct[lead + (i,)], e, ndim - 1) for i, e in enumerate(entry)]
+
+
+def as_one_array(a):
+    """An argument read as one array, with a list or tuple of values (plain, or tracked at
+    lower nesting levels) made one with ``np.array``, as NumPy's own functions read it."""
+    return np.array(a) if type(a) is list or type(a) is tuple else a
+
+
 def rrule_if_present(module, name):
     """``rrule`` for ``module.name`` where this NumPy has it (NumPy 2 added several
     functions: ``np.trapezoid``, ``np.linalg.svdvals``, ...); elsewhere a decorator that

@@ -22,7 +22,7 @@ from ..extend import (
     rrule,
     shape_of,
 )
-from ._util import batch_shape, conj_if_complex
+from ._util import batch_shape, conj_if_complex, listed
 
 
 def _split_along(g, sizes, axis, ndim):
@@ -47,8 +47,10 @@ def concatenate_rule(arrays, axis=0, **kwargs):
         if axis is None:  # joins the flattened arrays
             flat = _split_along(g, [int(np.prod(s)) for s in shapes], -1, 1)
             nb = batch_shape(g, 1)
-            return ([np.reshape(p, nb + s) for p, s in zip(flat, shapes)], None)
-        return (_split_along(g, [s[axis] for s in shapes], axis, len(shapes[0])), None)
+            pieces = [np.reshape(p, nb + s) for p, s in zip(flat, shapes)]
+        else:
+            pieces = _split_along(g, [s[axis] for s in shapes], axis, len(shapes[0]))
+        return ([listed(p, a, len(s)) for p, a, s in zip(pieces, arrays, shapes)], None)
 
     return ans, concatenate_pullback
 
@@ -61,7 +63,8 @@ def stack_rule(arrays, axis=0, **kwargs):
     tail = (slice(None),) * (-ax - 1)
 
     def stack_pullback(g):
-        return ([g[(Ellipsis, i) + tail] for i in range(len(arrays))], None)
+        return ([listed(g[(Ellipsis, i) + tail], a, ndim - 1) for i, a in enumerate(arrays)],
+                None)
 
     return ans, stack_pullback
 

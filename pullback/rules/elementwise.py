@@ -239,11 +239,21 @@ def frexp_impl(x, /):
 composite(np.frexp, frexp_impl)
 
 
-# np.i0, the modified Bessel function of order 0: NumPy's own Chebyshev series run on
-# tracked values (its np.abs, np.piecewise and arithmetic have rules), so the derivative
-# is that of the series, which approximates i1; at 0, abs's kink, i0'(0) = 0
+# np.i0, the modified Bessel function of order 0: NumPy's own Chebyshev series in |x| run
+# on tracked values (np.piecewise and arithmetic have rules), so the derivative is that of
+# the series, which approximates i1. NumPy takes |x| with np.abs, whose convention
+# abs'(0) = 0 would make every derivative at 0 vanish (i0''(0) = 1/2); i0 is even and
+# analytic, so |x| taken with the one-sided derivative 1 at 0 is exact at every order
 _i0: Any = getattr(np.i0, "_pb_original", np.i0)  # NumPy's dispatched function
-composite(np.i0, _i0._implementation)
+_i0_series = _i0._implementation.__globals__  # numpy.lib's module: its _i0_1 and _i0_2
+
+
+def i0_impl(x):
+    u = np.where(plain(x) >= 0, x, -x)
+    return np.piecewise(u, [plain(u) <= 8.0], [_i0_series["_i0_1"], _i0_series["_i0_2"]])
+
+
+composite(np.i0, i0_impl)
 
 
 @rrule(np.modf)

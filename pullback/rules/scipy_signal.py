@@ -8,12 +8,18 @@ valid-mode correlation or convolution (cotangent shapes follow the complex conve
     correlate(a, b): ct_a = convolve(G, b, "valid"),   ct_b = flip(conj(correlate(G, a, "valid")))
 
 The pullbacks use the caller's ``method``: direct and FFT evaluation are the same map.
+
+``convolve2d`` and ``correlate2d`` (SciPy's compiled 2-D routines, with boundary
+conditions) have no rule of their own: for tracked input they are replaced by the same map
+written with np.pad and ``convolve``, as a composite.
 """
+
+import functools
 
 import numpy as np
 import scipy.signal
 
-from ..extend import rrule, shape_of
+from ..extend import Tracked, rrule, shape_of
 from ._util import conj_if_complex, intercept
 
 convolve = intercept(scipy.signal, "convolve")
@@ -77,3 +83,58 @@ def correlate_rule(in1, in2, mode="full", method="auto"):
         return (convolve(big, _batched(in2, nb), "valid", method), ct2, None, None)
 
     return ans, correlate_pullback
+
+
+# ---------------------------------------------------------------------------- 2-D, with
+# boundaries: the input extended by the boundary condition (np.pad), then a valid-mode
+# convolution gives SciPy's full output, which "same" crops as SciPy centres it
+
+_PAD_MODES = {"symm": "symmetric", "symmetric": "symmetric", "wrap": "wrap", "circular": "wrap"}
+
+
+def _full_2d(in1, in2, boundary, fillvalue):
+    pad = [(n - 1, n - 1) for n in shape_of(in2)]
+    if boundary in ("fill", "pad"):
+        extended = np.pad(in1, pad, constant_values=fillvalue)
+    else:
+        extended = np.pad(in1, pad, mode=_PAD_MODES[boundary])
+    return convolve(extended, in2, "valid")
+
+
+def _same_2d(full, shape, ceil):
+    start = [(f - n + ceil) // 2 for f, n in zip(shape_of(full), shape)]
+    return full[start[0]:start[0] + shape[0], start[1]:start[1] + shape[1]]
+
+
+def convolve2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    if mode == "valid":  # no boundary reached (SciPy swaps inputs as convolve does)
+        return convolve(in1, in2, "valid")
+    full = _full_2d(in1, in2, boundary, fillvalue)
+    return full if mode == "full" else _same_2d(full, shape_of(in1), 0)
+
+
+def correlate2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    if mode == "valid":
+        ans = correlate(in1, in2, "valid")
+        swapped = any(n < m for n, m in zip(shape_of(in1), shape_of(in2)))
+        # SciPy's correlate2d of swapped inputs conjugates where correlate does not
+        return np.conj(ans) if swapped and np.iscomplexobj(ans) else ans
+    full = _full_2d(in1, conj_if_complex(in2[::-1, ::-1]), boundary, fillvalue)
+    return full if mode == "full" else _same_2d(full, shape_of(in1), 1)
+
+
+def _replace_2d(name, impl):
+    original = getattr(scipy.signal, name)
+
+    @functools.wraps(original)
+    def two_d(in1, in2, *args, **kwargs):
+        if (isinstance(in1, Tracked) or isinstance(in2, Tracked)) and len(
+                shape_of(in1)) == 2 == len(shape_of(in2)):
+            return impl(in1, in2, *args, **kwargs)
+        return original(in1, in2, *args, **kwargs)
+
+    setattr(scipy.signal, name, two_d)
+
+
+_replace_2d("convolve2d", convolve2d_impl)
+_replace_2d("correlate2d", correlate2d_impl)

@@ -24,7 +24,7 @@ from ..extend import (
     rrule,
     shape_of,
 )
-from ._util import intercept, normalize_axes, unreduce
+from ._util import as_one_array, intercept, listed, normalize_axes, unreduce
 
 polygamma = intercept(special, "polygamma")
 multigammaln = intercept(special, "multigammaln")
@@ -273,8 +273,10 @@ def _end_axes(axis, ndim):
 
 @rrule(logsumexp)
 def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
+    given, a = a, as_one_array(a)  # logsumexp([x, y, 0.0]) reads its list as one array
     ans = logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
     shape = shape_of(a) if b is None else np.broadcast_shapes(shape_of(a), shape_of(b))
+    ndim = len(shape_of(a))
 
     def logsumexp_pullback(g):
         # r = log|s|, s = sum b e^a: dr/da = sign(s) b e^(a - r), dr/db = sign(s) e^(a - r);
@@ -287,7 +289,7 @@ def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
         else:
             weight = np.exp(a - unreduce(ans, shape, axis, keepdims))
         g = unreduce(g, shape, axis, keepdims)
-        return (g * weight if b is None else g * weight * b,
+        return (listed(g * weight if b is None else g * weight * b, given, ndim),
                 None, None if b is None else g * weight, None, None)
 
     return ans, logsumexp_pullback
@@ -295,22 +297,28 @@ def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 @rrule(softmax)
 def softmax_rule(x, axis=None):
+    given, x = x, as_one_array(x)
     ans = softmax(x, axis=axis)
-    axes = _end_axes(axis, len(shape_of(x)))
+    ndim = len(shape_of(x))
+    axes = _end_axes(axis, ndim)
 
     def softmax_pullback(g):
-        return (ans * (g - np.sum(g * ans, axis=axes, keepdims=True)), None)
+        return (listed(ans * (g - np.sum(g * ans, axis=axes, keepdims=True)), given, ndim),
+                None)
 
     return ans, softmax_pullback
 
 
 @rrule(log_softmax)
 def log_softmax_rule(x, axis=None):
+    given, x = x, as_one_array(x)
     ans = log_softmax(x, axis=axis)
-    axes = _end_axes(axis, len(shape_of(x)))
+    ndim = len(shape_of(x))
+    axes = _end_axes(axis, ndim)
 
     def log_softmax_pullback(g):
-        return (g - np.exp(ans) * np.sum(g, axis=axes, keepdims=True), None)
+        return (listed(g - np.exp(ans) * np.sum(g, axis=axes, keepdims=True), given, ndim),
+                None)
 
     return ans, log_softmax_pullback
 

@@ -91,6 +91,9 @@ SPECS = [
     Spec(np.i0, UNARY),
     Spec(np.i0, [(4,)], domain=lambda rng, s: rng.uniform(8.5, 12.0, s) * rng.choice([-1, 1], s),
          name="np.i0(beyond 8)"),
+    # at 0 (and -0.0), where NumPy's |x| has abs's kink: i0''(0) = 1/2, not 0
+    Spec(np.i0, [(3,)], domain=lambda rng, s: np.array([0.0, -0.0, 0.0])[:s[0]],
+         name="np.i0(0)"),
     Spec(np.modf, UNARY, call=lambda x: np.modf(x)[0]),
     # the whole part is piecewise constant: its cotangent adds nothing
     Spec(np.modf, UNARY, name="np.modf(both outputs)", call=lambda x: np.multiply(*np.modf(x))),
