@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     shapes,
     sorting,
     statistics,
+    strided,
     writes,
 )
 
@@ -35,4 +36,5 @@ if importlib.util.find_spec("scipy") is not None:
         scipy_special,
         scipy_special_integrals,
         scipy_stats,
+        scipy_stats_quantiles,
     )
