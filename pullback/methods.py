@@ -125,6 +125,14 @@ class ArrayMethods:
             )
         return self
 
+    @property
+    def __array_interface__(self):  # (an AttributeError: hasattr and NumPy read it as absent)
+        raise AttributeError(
+            "pullback: a tracked value has no __array_interface__: code that reads an "
+            "array's memory itself would drop its gradient. Call it on plain values "
+            "(pb.stop_gradient(x)), or write it with NumPy functions"
+        )
+
     def __array_namespace__(self, api_version=None):
         # NumPy's, as an ndarray's (SciPy asks it whether a write into x may go in place)
         return np
