@@ -366,3 +366,11 @@ def test_a_cotangent_that_is_no_broadcast_of_its_input_is_refused():
     with pytest.raises(ValueError, match=r"doubled_pullback returned a cotangent of shape "
                                          r"\(3, 1\) for an input of shape \(3,\)"):
         pb.grad(lambda x: np.sum(_doubled(x) * np.array([1.0, 10.0, 100.0])))(np.ones(3))
+
+
+def test_reading_a_tracked_values_memory_says_why_it_cannot():
+    x = pb.param(np.ones(3))
+    assert not hasattr(x, "__array_interface__")  # NumPy and libraries read it as absent
+    with pytest.raises(AttributeError, match="pullback: a tracked value has no "
+                                             "__array_interface__"):
+        x.__array_interface__  # noqa: B018
