@@ -466,7 +466,9 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
                 and id(e) not in users and id(e) not in output_ids):
             nodes[id(e)] = (_finite_number, args, {})  # read by guards alone
             continue
-        kinds = {np.result_type(_value(a)).kind for a in args}
+        # (np.result_type of a list reads it as a structured dtype: its array's dtype)
+        kinds = {np.result_type(np.asarray(v) if type(v := _value(a)) in (list, tuple)
+                                else v).kind for a in args}
         if func in (np.bitwise_and, np.logical_and) and len(args) == 2 and any(
                 _nan_of_extremum(p, q, canon) and accept(e, p)
                 for p, q in (args, args[::-1])):

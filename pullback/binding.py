@@ -61,7 +61,8 @@ def bind_positional(func, args, kwargs, boxed):
             kw[p.name] = v
         else:
             pos.append(v)
-    stuck = [k for k, v in kw.items() if isinstance(v, boxed)]
+    # (a traced boolean or integer, pb.jit's where=x > 0, is a constant of the call)
+    stuck = [k for k, v in kw.items() if isinstance(v, boxed) and v.dtype.kind in "fc"]
     if stuck:
         raise TypeError(
             f"pullback: {name_of(func)} takes {stuck[0]!r} by keyword only, and its rule "

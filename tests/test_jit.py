@@ -790,3 +790,18 @@ def test_a_rules_errstate_holds_in_the_program_and_only_around_its_lines():
     # the user's own division by zero warns as it does eagerly
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         pb.jit(pb.grad(lambda x: np.sum(1.0 / x), losscheck=False))(np.array([0.0, 1.0]))
+
+
+def test_a_traced_mask_given_by_keyword_is_a_constant_of_the_call():
+    # x > 0 is traced under pb.jit (eagerly it is a plain mask): where= takes it all the same
+    f = lambda x: np.mean(x, where=x > 0) + np.sum(np.sum(x ** 2, where=x > 0.1) * x)  # noqa: E731
+    jitted = pb.jit(pb.grad(f))
+    for x in (np.array([0.3, -0.5, 0.9]), np.array([-0.3, 0.5, 0.9])):
+        np.testing.assert_allclose(jitted(x), pb.grad(f)(x), rtol=1e-12)
+
+
+def test_a_ufunc_given_a_python_list_simplifies():
+    # np.result_type([0.1, 0.2]) reads a structured dtype: the passes take the list's array
+    f = lambda a: np.sum(np.multiply([0.1, 0.2], a) ** 2)  # noqa: E731
+    a = np.array([0.3, 0.2])
+    np.testing.assert_allclose(pb.jit(pb.grad(f))(a), pb.grad(f)(a), rtol=1e-12)
