@@ -22,6 +22,7 @@ import itertools
 import keyword
 import linecache
 import math
+import numbers
 import operator
 import sys
 import types
@@ -224,6 +225,20 @@ class Traced(Tracked):
 
     def __setitem__(self, index, value):
         raise _Untraceable("x[index] = v writes into a traced array in place")
+
+    def _in_place(operator):  # y += v: a traced array is written into eagerly, as y[...] = v
+        def in_place_operator(self, other):
+            if isinstance(self.value, (np.generic, numbers.Number)):  # a scalar: rebound
+                return operator(self, other)
+            raise _Untraceable("an in-place operator writes into a traced array")
+
+        return in_place_operator
+
+    __iadd__, __isub__ = _in_place(Tracked.__add__), _in_place(Tracked.__sub__)
+    __imul__, __itruediv__ = _in_place(Tracked.__mul__), _in_place(Tracked.__truediv__)
+    __ifloordiv__, __imod__ = _in_place(Tracked.__floordiv__), _in_place(Tracked.__mod__)
+    __ipow__, __imatmul__ = _in_place(Tracked.__pow__), _in_place(Tracked.__matmul__)
+    del _in_place
 
     def astype(self, dtype, **kwargs):
         return _record(self, _astype, (self, dtype), kwargs)

@@ -805,3 +805,25 @@ def test_a_ufunc_given_a_python_list_simplifies():
     f = lambda a: np.sum(np.multiply([0.1, 0.2], a) ** 2)  # noqa: E731
     a = np.array([0.3, 0.2])
     np.testing.assert_allclose(pb.jit(pb.grad(f))(a), pb.grad(f)(a), rtol=1e-12)
+
+
+def test_an_in_place_operator_under_jit_runs_eagerly_and_a_scalar_rebinds():
+    def in_place(x):
+        y = x * 2.0
+        y += 1.0
+        return y
+
+    def rebinds(x):  # a NumPy scalar is immutable: s0 keeps the sum
+        s = np.sum(x)
+        s0 = s
+        s *= 2.0
+        return s + s0
+
+    x = np.array([1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="in-place operator"):
+        np.testing.assert_array_equal(pb.jit(in_place)(x), in_place(x))
+    np.testing.assert_array_equal(pb.jit(rebinds)(x), rebinds(x))
+    f = lambda x: rebinds(x) * np.sum(in_place(x))  # noqa: E731
+    jitted = pb.jit(pb.grad(f))
+    for _ in range(2):
+        np.testing.assert_allclose(jitted(x), pb.grad(f)(x), rtol=1e-12)

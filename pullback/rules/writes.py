@@ -18,6 +18,7 @@ earlier keep the view's version they were computed from).
 """
 
 import functools
+import numbers
 import weakref
 
 import numpy as np
@@ -327,7 +328,8 @@ def _part_view():
 
 
 def _check_param(x):
-    if type(x) is not Tracked and x.rule is None and not state.no_grad:
+    # (a param is the Tracked subclass with an ``updated`` slot; pb.jit's Traced is another)
+    if hasattr(x, "updated") and x.rule is None and not state.no_grad:
         raise TypeError(
             "pullback: a write into a param (w[i] = v, w += v) would make it something "
             "other than the leaf its gradient is for. Change its value inside "
@@ -383,6 +385,8 @@ def in_place(func):
     """The in-place operator of ``func`` (``x += v`` for np.add): the result of
     ``func(x, v)`` written into ``x``, so that every name for ``x`` sees it, as NumPy's."""
     def in_place_operator(self, other):
+        if isinstance(memory(self), (np.generic, numbers.Number)):  # immutable, as NumPy's
+            return func(self, other)  # scalars (pb.jit's too): the name is bound to the result
         _check_param(self)
         before = memory(self)
         result = func(self, other)
