@@ -498,11 +498,11 @@ class Tracked(ArrayMethods):
     def __format__(self, spec):
         return format(plain(self), spec)
 
-    def __copy__(self):  # immutable: a copy is the value itself, still on the graph
-        return self
+    def __copy__(self):  # NumPy's: a new array, so a write into it stays there; on the graph
+        return np.copy(self)
 
     def __deepcopy__(self, memo):
-        return self
+        return np.copy(self)
 
     def __repr__(self):
         return f"Tracked({plain(self)!r}, level={self.level})"

@@ -56,6 +56,9 @@ class Param(Tracked):
         p.grad = np.copy(self.grad)
         return p
 
+    def __copy__(self) -> Param:
+        return self.__deepcopy__({})
+
     def __repr__(self) -> str:
         return f"param({plain(self)!r})"
 

@@ -374,3 +374,29 @@ def test_reading_a_tracked_values_memory_says_why_it_cannot():
     with pytest.raises(AttributeError, match="pullback: a tracked value has no "
                                              "__array_interface__"):
         x.__array_interface__  # noqa: B018
+
+
+def test_a_copy_of_a_tracked_array_is_written_into_alone_and_a_scalar_rebinds():
+    # NumPy: copy.copy(y) is a new array; a NumPy scalar is immutable, so += rebinds the name
+    def copies(x):
+        y = x * 1.0
+        z, w = copy.deepcopy(y), copy.copy([y])[0]
+        z[0] = 100.0
+        w *= 3.0  # the list's shallow copy holds y itself: y is tripled, as in NumPy
+        return np.sum(y * x) + np.sum(z)
+
+    def rebinds(x):
+        loss = np.sum(x ** 2)
+        data, t = loss, x[0]
+        loss += 10.0 * np.sum(x)
+        t0 = t
+        t += 1.0
+        return data + loss * t * t0
+
+    x = np.array([1.0, 2.0])
+    for f in (copies, rebinds):
+        np.testing.assert_allclose(pb.value_and_grad(f)(x)[0], f(x.copy()), rtol=1e-12)
+        pb.check_grads(f, x, order=2)
+    W = pb.param(np.array([1.0, 2.0]))
+    W2 = copy.copy(W)
+    assert isinstance(W2, pb.Param) and W2 is not W
