@@ -11,6 +11,7 @@ pullback. ``rrule``'s docstring states what a pullback receives and returns.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -142,7 +143,25 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
             return f(*a, **kw)
 
         random_state = np.random.get_state()
-        out = run(*vals)
+        # the backward pass runs f again on these values: f may not write into them
+        held = [vals[k] for k in mine if type(vals[k]) is np.ndarray and vals[k].flags.writeable]
+        for v in held:
+            v.setflags(write=False)
+        try:
+            out = run(*vals)
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            raise ValueError(
+                f"pullback: checkpoint({fname}): {fname} writes into a tracked argument, "
+                f"which a checkpoint cannot record (the backward pass runs {fname} again on "
+                "the same values). Write into a copy inside it (h = h.copy()), or do not "
+                "checkpoint it."
+            ) from error
+        finally:
+            for v in held:
+                with contextlib.suppress(ValueError):  # (a view whose base is held now)
+                    v.setflags(write=True)
         outs, out_def = tree_flatten(out)
         if any(lvl >= top for lvl in _levels(outs)):
             raise TypeError(

@@ -398,6 +398,32 @@ def test_checkpoint_refuses_tracked_closures():
         pb.grad(f)(x)
 
 
+def _writes_into_its_argument(h):
+    h[0] = h[1] * 2.0
+    return h * 1.0
+
+
+def _multiplies_its_argument_in_place(h):
+    h *= 2.0
+    return h
+
+
+@pytest.mark.parametrize("block", [_writes_into_its_argument, _multiplies_its_argument_in_place])
+def test_checkpoint_refuses_a_function_that_writes_into_its_argument(block):
+    # the write would change the caller's array behind the graph, and the rerun would read it
+    x, message = RNG.standard_normal(3), "writes into a tracked argument"
+    with pytest.raises(ValueError, match=message):
+        pb.grad(lambda x: np.sum(pb.checkpoint(block)(x * 1.0)))(x)
+    with pytest.raises(ValueError, match=message):  # an argument the guard holds already
+        pb.grad(lambda x: np.sum(pb.checkpoint(block)(x) * x))(x)
+    W = pb.param(x.copy())
+    with pytest.raises(ValueError, match=message):
+        pb.checkpoint(block)(W)
+    np.testing.assert_array_equal(W.value, x)
+    w = x.copy()  # the argument is writeable again afterwards
+    w[0] = 1.0
+
+
 def _chain(h, layers):
     for _ in range(layers):
         h = np.sin(h) * 1.01 + 0.1 * h
