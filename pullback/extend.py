@@ -243,10 +243,23 @@ def stop_gradient(x: Any) -> Any:
     """``x`` as a constant: the plain value under every box, so no gradient flows through
     it at any level (Tracker's ``data(x)``). Works on pytrees.
 
+    The array of a tracked value comes back read-only (a view of it): a write into it
+    would change the value the graph recorded. Copy it to write into it.
+
     >>> pb.grad(lambda x: x * pb.stop_gradient(x))(3.0)
     np.float64(3.0)
     """
-    return tree_map(plain, x)
+    return tree_map(_constant, x)
+
+
+def _constant(x: Any) -> Any:
+    if not isinstance(x, Tracked):
+        return x
+    value = plain(x)
+    if type(value) is np.ndarray and value.flags.writeable:
+        value = value.view()
+        value.setflags(write=False)
+    return value
 
 
 def nobacksies(rule: Rule) -> Rule:

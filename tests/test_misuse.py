@@ -400,3 +400,21 @@ def test_a_copy_of_a_tracked_array_is_written_into_alone_and_a_scalar_rebinds():
     W = pb.param(np.array([1.0, 2.0]))
     W2 = copy.copy(W)
     assert isinstance(W2, pb.Param) and W2 is not W
+
+
+def test_stop_gradient_of_a_tracked_array_is_read_only():
+    # a write into it would change the value the graph recorded for y
+    def writes_into_the_constant(x):
+        y = x * 1.0
+        s = pb.stop_gradient(y)
+        s[0] = 5.0
+        return np.sum(y * x)
+
+    x = np.array([0.3, 1.2])
+    with pytest.raises(ValueError, match="read-only"):
+        pb.grad(writes_into_the_constant)(x)
+    s = pb.stop_gradient(pb.param(x) * 2.0)
+    np.testing.assert_array_equal(s, 2 * x)
+    s.copy()[0] = 1.0  # a copy is the user's own
+    plain = np.ones(2)
+    assert pb.stop_gradient(plain) is plain  # a plain array is left as it is
