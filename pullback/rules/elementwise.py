@@ -75,9 +75,10 @@ def _arctan2_dx(ans, y, x):
 elementwise(np.add, ONE, ONE)
 elementwise(np.subtract, ONE, MINUS_ONE)
 elementwise(np.multiply, lambda ans, x, y: y, lambda ans, x, y: x)
-# (np.true_divide: a constant y may be a Python 0, whose 1 / y raises where NumPy's is inf)
-elementwise(np.true_divide, lambda ans, x, y: np.true_divide(1.0, y), lambda ans, x, y: -ans / y,
-            singular=True)
+# (np.true_divide: a constant y may be a Python 0, whose 1 / y raises where NumPy's is inf;
+# the one of ans's dtype keeps a long double's precision where y is a Python number)
+elementwise(np.true_divide, lambda ans, x, y: np.true_divide(ans.dtype.type(1), y),
+            lambda ans, x, y: -ans / y, singular=True)
 elementwise(np.power, _power_dbase, _power_dexponent, singular=True)
 elementwise(np.float_power, _power_dbase, _power_dexponent, singular=True)
 elementwise(np.negative, MINUS_ONE)

@@ -451,3 +451,9 @@ def test_a_python_constant_on_either_side_of_a_row(func, const, side):
         numeric = (f(x + 1e-6) - f(x - 1e-6)) / 2e-6
         (g,) = pb.vjp(f, x)[1](np.ones(2))
     np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_division_by_a_python_number_keeps_a_long_doubles_precision():
+    # 1 / 3.0 at float64 precision would be some 500 long double ulps off
+    x = np.longdouble(1) + np.longdouble(2) ** -60
+    assert pb.grad(lambda x: x / 3.0)(x) == 1 / np.longdouble(3)
