@@ -6,6 +6,7 @@ reaches the base, as a write into NumPy's view does (``writeable=False`` makes i
 read-only, as NumPy's).
 """
 
+import functools
 import sys
 
 import numpy as np
@@ -23,6 +24,7 @@ def _refuse(shape, strides, why):
                      "a derivative")
 
 
+@functools.wraps(_np_as_strided)
 def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     if not isinstance(x, Tracked):
         return _np_as_strided(x, shape, strides, subok, writeable)
@@ -52,8 +54,8 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     return out
 
 
-as_strided.__doc__, as_strided.__wrapped__ = _np_as_strided.__doc__, _np_as_strided
-np.lib.stride_tricks.as_strided = as_strided
-for _module in ("scipy.linalg._special_matrices",):  # imported before pullback
-    if getattr(sys.modules.get(_module), "as_strided", None) is _np_as_strided:
-        sys.modules[_module].as_strided = as_strided
+# in NumPy's module, and in SciPy's where it was imported before pullback
+for _module in (sys.modules.get(name) for name in ("numpy.lib.stride_tricks",
+                                                   "scipy.linalg._special_matrices")):
+    if getattr(_module, "as_strided", None) is _np_as_strided:
+        vars(_module)["as_strided"] = as_strided
