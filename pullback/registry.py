@@ -26,10 +26,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class NoRuleError(NotImplementedError):
     """A function met a tracked value and no derivative rule is registered for it.
 
-    >>> pb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 2])))(np.ones(3))
+    >>> pb.grad(lambda x: np.sum(np.multiply.reduceat(x, [0, 2])))(np.ones(3))
     Traceback (most recent call last):
     ...
-    pullback.registry.NoRuleError: pullback: no derivative rule for np.add.reduceat on ...
+    pullback.registry.NoRuleError: pullback: no derivative rule for np.multiply.reduceat on ...
     """
 
 

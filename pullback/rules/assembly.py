@@ -1,6 +1,6 @@
 """Joining and splitting arrays, and building arrays from parts: concatenate, the stacks,
 block, append, the splits, meshgrid, diagflat, vander and linspace; delete, insert, resize
-and trim_zeros.
+and trim_zeros; np.fromiter of tracked values.
 
 Joining is linear, and its transpose splits the cotangent; splitting is transposed by
 joining the cotangents. The stacks and hsplit, vsplit, dsplit are concatenate and split
@@ -8,7 +8,9 @@ of reshaped arrays, as NumPy computes them. Axes are counted from the end, past 
 batch axes.
 """
 
+import builtins
 import functools
+import itertools
 
 import numpy as np
 
@@ -380,3 +382,29 @@ composite(np.delete, delete_of_tracked)
 composite(np.insert, insert_of_tracked)
 composite(np.resize, resize_of_tracked)
 composite(np.trim_zeros, trim_zeros_of_tracked)
+
+
+_np_fromiter = np.fromiter
+_END = object()
+
+
+def fromiter(iter, dtype, count=-1, *, like=None):
+    """np.fromiter, which converts each item in C: an iterable whose first item is tracked
+    is read into a list and stacked (``np.array``), so the result is tracked; any other
+    goes to NumPy as it is (where a later item is tracked, NumPy's conversion refuses it:
+    build such an array with np.array(list(...)) or np.stack)."""
+    kwargs = {} if like is None else {"like": like}
+    items = builtins.iter(iter)
+    first = next(items, _END) if count != 0 else _END
+    if first is _END or not isinstance(first, Tracked):
+        rest = items if first is _END else itertools.chain((first,), items)
+        return _np_fromiter(rest, dtype, count, **kwargs)
+    values = [first, *itertools.islice(items, count - 1 if count > 0 else None)]
+    if 0 < count and len(values) < count:
+        raise ValueError(f"iterator too short: Expected {count} but iterator had only "
+                         f"{len(values)} items.")
+    return np.array(values, dtype=dtype)
+
+
+fromiter.__module__ = "numpy"
+np.fromiter = fromiter

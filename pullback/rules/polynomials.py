@@ -14,14 +14,22 @@ is infinite, and the gradient there is huge or NaN (the companion matrix is defe
 poly of a square matrix is the characteristic polynomial of its eigenvalues (the same holds
 at repeated eigenvalues). polyfit is differentiated through its least-squares solve, where
 the scaled Vandermonde matrix has full rank.
+
+numpy.polynomial's der and int functions (polyder, chebder, legder, lagder, hermder,
+hermeder and the int forms; the classes' ``deriv`` and ``integ`` call them) are plain
+Python that writes into an ``np.empty`` buffer, so each is replaced by a primitive
+(``_util.intercept``) computed, on tracked values, as a matrix along the coefficient axis:
+the function itself applied to the identity's columns. They are linear in the coefficients
+(and ``integ`` affine in the constants ``k``); ``scl`` multiplies, and ``lbnd``, which
+enters through the basis's values, must be a constant.
 """
 
 import warnings
 
 import numpy as np
 
-from ..extend import Tracked, composite, is_foreign, on_backend, plain, zeros_on
-from ._util import as_array
+from ..extend import NoRuleError, Tracked, composite, is_foreign, on_backend, plain, zeros_on
+from ._util import as_array, intercept
 
 _RANK_WARNING = getattr(getattr(np, "exceptions", np), "RankWarning", None)
 
@@ -232,3 +240,78 @@ composite(np.polyint, polyint_impl)
 composite(np.poly, poly_impl)
 composite(np.roots, roots_impl)
 composite(np.polyfit, polyfit_impl)
+
+
+# ---------------------------------------------------------------------------- numpy.polynomial
+
+def _along(matrix, c, axis):
+    """``matrix`` applied along ``axis`` of the coefficient array ``c``."""
+    moved = np.moveaxis(c, axis, 0)
+    return np.moveaxis(np.tensordot(on_backend(matrix, c), moved, axes=(1, 0)), 0, axis)
+
+
+def _normalized_axis(axis, ndim):
+    if not -ndim <= int(axis) < ndim:
+        raise np.exceptions.AxisError(int(axis), ndim)
+    return int(axis) % ndim
+
+
+def _der_impl(original):
+    def polynomial_der_impl(c, m=1, scl=1, axis=0):
+        c = np.atleast_1d(as_array(c))
+        ax = _normalized_axis(axis, np.ndim(plain(c)))
+        matrix = original(np.eye(np.shape(plain(c))[ax]), m, 1, 0)  # (NumPy's checks of m)
+        if int(m) == 0:
+            return c
+        out = _along(matrix, c, ax)
+        return out if isinstance(scl, (int, float)) and scl == 1 else out * scl ** int(m)
+
+    return polynomial_der_impl
+
+
+def _int_impl(original, name):
+    def polynomial_int_impl(c, m=1, k=(), lbnd=0, scl=1, axis=0):
+        if isinstance(lbnd, Tracked):
+            raise NoRuleError(
+                f"pullback: {name} is not differentiable with respect to lbnd (the lower "
+                "bound enters through the basis's values); pass it as a constant")
+        c = np.atleast_1d(as_array(c))
+        ax = _normalized_axis(axis, np.ndim(plain(c)))
+        k = list(k) if np.iterable(k) else [k]
+        size = np.shape(plain(c))[ax]
+        if np.ndim(plain(scl)) != 0:
+            raise ValueError("scl must be a scalar.")
+        original(np.eye(size), m, [0] * len(k), lbnd, 1, 0)  # NumPy's checks of m, k, lbnd
+        moved = np.moveaxis(c, ax, 0)
+        for ki in k + [0] * (int(m) - len(k)):
+            if not (isinstance(scl, (int, float)) and scl == 1):
+                moved = moved * scl
+            size = np.shape(plain(moved))[0]
+            if size == 1 and np.all(plain(moved)[0] == 0):  # NumPy's: the constant alone
+                moved = moved + ki
+                continue
+            moved = _along(original(np.eye(size), 1, [], lbnd, 1, 0), moved, 0)
+            if isinstance(ki, Tracked) or np.any(plain(ki) != 0):  # the constant term (basis 1)
+                first = np.zeros((size + 1,) + (1,) * (np.ndim(plain(moved)) - 1))
+                first[0] = 1
+                moved = moved + ki * on_backend(first, moved)
+        return np.moveaxis(moved, 0, ax)
+
+    return polynomial_int_impl
+
+
+def _intercept_polynomial(module_name, prefix, cls_name):
+    module = getattr(np.polynomial, module_name)
+    cls = getattr(module, cls_name)
+    der, integ = getattr(module, prefix + "der"), getattr(module, prefix + "int")
+    for suffix, impl in [("der", _der_impl(der)),
+                         ("int", _int_impl(integ, f"np.polynomial.{module_name}.{prefix}int"))]:
+        prim = intercept(module, prefix + suffix)
+        composite(prim, impl)
+        setattr(cls, "_" + suffix, staticmethod(prim))  # (the class holds its own reference)
+
+
+for _family in [("polynomial", "poly", "Polynomial"), ("chebyshev", "cheb", "Chebyshev"),
+                ("legendre", "leg", "Legendre"), ("laguerre", "lag", "Laguerre"),
+                ("hermite", "herm", "Hermite"), ("hermite_e", "herme", "HermiteE")]:
+    _intercept_polynomial(*_family)

@@ -1,14 +1,29 @@
 """Cumulative sums and products (``cumsum``, ``cumprod``, their nan-forms, the Array API's
-``cumulative_sum``/``cumulative_prod``, and ``np.add.accumulate``/``np.multiply.accumulate``).
+``cumulative_sum``/``cumulative_prod``, and ``np.add.accumulate``/``np.multiply.accumulate``),
+running extrema (``np.maximum.accumulate``, ``minimum``, ``fmax``, ``fmin``) and segment
+sums (``np.add.reduceat``).
 
 The pullback of a cumulative sum is a cumulative sum from the other end. That of a
 cumulative product divides by the elements where none is zero, and is exact (to every
-order) where some are: see ``_cumprod_vjp``.
+order) where some are: see ``_cumprod_vjp``. A running extremum's output i is the
+extremum of the first i + 1 elements, whose cotangent goes as np.max's does: see
+``_running_extremum_vjp``.
 """
 
 import numpy as np
 
-from ..extend import Tracked, is_foreign, name_of, on_backend, plain, rrule, shape_of, ufunc_method
+from ..extend import (
+    Tracked,
+    is_foreign,
+    linear,
+    name_of,
+    on_backend,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+    ufunc_method,
+)
 from ._util import conj_if_complex, zero_of
 
 
@@ -132,3 +147,113 @@ def _accumulate_method(func):
 
 ufunc_method(np.add, "accumulate")(_accumulate_method(np.cumsum))
 ufunc_method(np.multiply, "accumulate")(_accumulate_method(np.cumprod))
+
+
+# ---------------------------------------------------------------------------- running extrema
+
+def _same(a, b):
+    """Elementwise a == b, with NaN equal to NaN."""
+    return np.equal(a, b) | (np.isnan(a) & np.isnan(b))
+
+
+def _running_extremum_vjp(x, y, g):
+    """The cotangent of ``x`` for y = a running extremum along the last axis.
+
+    y[i] is the extremum of x[:i + 1], and as in np.max its cotangent is shared equally by
+    the elements that attain it (ties share; a NaN extremum goes to the NaNs): for two
+    elements that is np.maximum's half each. Since y is monotone, the x[j] (j <= i) equal
+    to y[i] are those with x[j] = y[j] in the run of equal y around i: with c[i] of them up
+    to i, x[j] gets sum of g[i] / c[i] over the i >= j in its run. The masks are constants,
+    so this is linear in ``g`` and exact to every order (the second derivative is 0)."""
+    xp, yp = plain(x), plain(y)
+    hit = _same(xp, yp)
+    start = np.concatenate([np.ones_like(hit[..., :1]), ~_same(yp[..., 1:], yp[..., :-1])], -1)
+    hits = np.cumsum(hit, axis=-1)
+    count = hits - np.maximum.accumulate(np.where(start, hits - hit, 0), axis=-1)
+    after = _reverse_cumsum(g / count)  # sum of g[i] / c[i] over i >= j
+    n = shape_of(yp)[-1]
+    index = np.cumsum(np.ones_like(yp, dtype=np.intp), axis=-1) - 1
+    # the start of the next run, n past the last: where the sum leaves the run
+    first = np.minimum.accumulate(np.where(start, index, n)[..., ::-1], axis=-1)[..., ::-1]
+    nxt = np.concatenate([first[..., 1:], np.full_like(first[..., :1], n)], -1)
+    padded = np.concatenate([after, np.zeros_like(plain(after)[..., :1])], -1)
+    beyond = np.take_along_axis(padded, np.broadcast_to(nxt, shape_of(after)), axis=-1)
+    return np.where(hit, after - beyond, zero_of(after))
+
+
+def _running_extremum(ufunc):
+    """``ufunc.accumulate`` (maximum, minimum, fmax, fmin) as a primitive with a rule, and
+    the ufunc method that calls it."""
+
+    def accumulate(a, axis=0, dtype=None):
+        return ufunc.accumulate(a, axis=axis, dtype=dtype)
+
+    # named as users call it, np.maximum.accumulate
+    accumulate.__module__, accumulate.__qualname__ = "numpy", f"{ufunc.__name__}.accumulate"
+    prim = primitive(accumulate)
+
+    def running_extremum_rule(a, axis=0, dtype=None):
+        ans = prim(a, axis=axis, dtype=dtype)
+
+        def running_extremum_pullback(g):
+            ax = axis % len(shape_of(a)) - len(shape_of(a))
+            ct = _running_extremum_vjp(np.moveaxis(a, ax, -1), np.moveaxis(ans, ax, -1),
+                                       np.moveaxis(g, ax, -1))
+            return np.moveaxis(ct, -1, ax), None, None
+
+        return ans, running_extremum_pullback
+
+    rrule(prim)(running_extremum_rule)
+
+    def extremum_accumulate(a, axis=0, dtype=None):  # (the engine takes out=)
+        return prim(a, axis, dtype)
+
+    ufunc_method(ufunc, "accumulate")(extremum_accumulate)
+    return prim
+
+
+maximum_accumulate = _running_extremum(np.maximum)
+minimum_accumulate = _running_extremum(np.minimum)
+fmax_accumulate = _running_extremum(np.fmax)
+fmin_accumulate = _running_extremum(np.fmin)
+
+
+# ---------------------------------------------------------------------------- segment sums
+
+def _add_reduceat(a, indices, axis=0, dtype=None):
+    return np.add.reduceat(a, indices, axis=axis, dtype=dtype)
+
+
+_add_reduceat.__module__, _add_reduceat.__qualname__ = "numpy", "add.reduceat"
+add_reduceat = primitive(_add_reduceat)
+
+
+def _reduceat_transpose(g, ans, a, indices, axis=0, dtype=None):
+    """Each segment's cotangent spread over its segment: [indices[i], indices[i + 1]), or
+    the one element indices[i] where indices[i] >= indices[i + 1] (NumPy's rule), the last
+    to the end. As sums of g over the segments starting (lo) minus ending (hi) at or before
+    each position, by cumulative sums over the segments sorted by either bound."""
+    n = shape_of(a)[axis]
+    lo = np.asarray(plain(indices), dtype=np.intp).ravel()
+    following = np.append(lo[1:], n)
+    hi = np.where(lo < following, following, lo + 1)
+    moved = np.moveaxis(g, axis % len(shape_of(a)) - len(shape_of(a)), -1)
+    position = np.arange(n)
+
+    def started_by(bound):  # per position j: the sum of g over the segments with bound <= j
+        order = np.argsort(bound, kind="stable")
+        sums = np.cumsum(np.take(moved, on_backend(order, g), axis=-1), axis=-1)
+        sums = np.concatenate([np.zeros_like(plain(sums)[..., :1]), sums], -1)
+        count = np.searchsorted(bound[order], position, side="right")
+        return np.take(sums, on_backend(count, g), axis=-1)
+
+    ct = started_by(lo) - started_by(hi)
+    return np.moveaxis(ct, -1, axis % len(shape_of(a)) - len(shape_of(a)))
+
+
+linear(add_reduceat, _reduceat_transpose)
+
+
+@ufunc_method(np.add, "reduceat")
+def add_reduceat_method(a, indices, axis=0, dtype=None):  # (the engine takes out=)
+    return add_reduceat(a, indices, axis, dtype)

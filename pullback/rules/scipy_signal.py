@@ -12,6 +12,12 @@ The pullbacks use the caller's ``method``: direct and FFT evaluation are the sam
 ``convolve2d`` and ``correlate2d`` (SciPy's compiled 2-D routines, with boundary
 conditions) have no rule of their own: for tracked input they are replaced by the same map
 written with np.pad and ``convolve``, as a composite.
+
+``lfilter(b, a, x)``, y = (B / A) x along ``axis``, with respect to b, a and x: its
+transpose in x is the same filter run backwards (lfilter of the flipped cotangent), and
+with u = x / A and v = y / A (lfilter with numerator [1]), dy[n] / db[k] = u[n - k] and
+dy[n] / da[k] = -v[n - k]. Initial conditions (``zi``) have no rule: differentiating a
+call with ``zi`` raises NoRuleError.
 """
 
 import functools
@@ -19,8 +25,8 @@ import functools
 import numpy as np
 import scipy.signal
 
-from ..extend import Tracked, rrule, shape_of
-from ._util import conj_if_complex, intercept
+from ..extend import NoRuleError, Tracked, rrule, shape_of
+from ._util import batch_shape, conj_if_complex, intercept
 
 convolve = intercept(scipy.signal, "convolve")
 correlate = intercept(scipy.signal, "correlate")
@@ -138,3 +144,46 @@ def _replace_2d(name, impl):
 
 _replace_2d("convolve2d", convolve2d_impl)
 _replace_2d("correlate2d", correlate2d_impl)
+
+
+# ---------------------------------------------------------------------------- lfilter
+
+lfilter = intercept(scipy.signal, "lfilter")
+
+
+def _lagged_products(g, u, taps, nb):
+    """sum over n and every other axis of g[..., n] conj(u[..., n - k]), for k < taps, along
+    the last axis: the cotangent of a filter coefficient (keeping ``nb`` batch axes)."""
+    n = shape_of(u)[-1]
+    axes = tuple(range(nb, nb + len(shape_of(u))))
+    u = conj_if_complex(u)
+    return np.stack([np.sum(g[..., k:] * u[..., :n - k], axis=axes) for k in range(taps)], -1)
+
+
+@rrule(lfilter)
+def lfilter_rule(b, a, x, axis=-1, zi=None):
+    if zi is not None:
+        raise NoRuleError(
+            "pullback: scipy.signal.lfilter with initial conditions (zi) has no derivative "
+            "rule; filter without zi (or prepend the past input to x and drop its outputs)")
+    ans = lfilter(b, a, x, axis)
+
+    def lfilter_pullback(g):
+        nb = len(batch_shape(g, len(shape_of(ans))))
+        ax = axis % len(shape_of(x)) - len(shape_of(x))
+        gm = np.moveaxis(g, ax, -1)
+        def ct_x():  # the transpose: the conjugate filter, run from the end
+            back = lfilter(conj_if_complex(b), conj_if_complex(a), np.flip(gm, -1))
+            return np.moveaxis(np.flip(back, -1), -1, ax)
+
+        def ct_b():
+            u = lfilter(np.ones(1), a, np.moveaxis(x, ax, -1))
+            return _lagged_products(gm, u, shape_of(b)[0], nb)
+
+        def ct_a():
+            v = lfilter(np.ones(1), a, np.moveaxis(ans, ax, -1))
+            return -_lagged_products(gm, v, shape_of(a)[0], nb)
+
+        return ct_b, ct_a, ct_x, None, None
+
+    return ans, lfilter_pullback

@@ -18,9 +18,10 @@ the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``, ``gamma.cd
 loc=0, scale=1)``, that hands all of them to the primitive positionally (the primitive is
 its ``__wrapped__``). The derivative of a cdf with respect to a shape parameter (gamma's
 ``a``, t's ``df`` ...) has no closed form in scipy.special: differentiating it raises
-NoRuleError. The Poisson variate is discrete: no derivative with respect to k or loc.
-Outside the support every derivative is zero (the density and the cdf are constant there);
-logpdf and pdf take it as zero on the support's edge too.
+NoRuleError (weibull_min's ``c`` and lognorm's ``s`` have one). The Poisson variate is
+discrete: no derivative with respect to k or loc. Outside the support every derivative is
+zero (the density and the cdf are constant there); logpdf and pdf take it as zero on the
+support's edge too. The quantiles (ppf, isf) and entropies are in scipy_stats_quantiles.py.
 
 A singular multivariate normal (``allow_singular=True``, cov of rank r < n) is SciPy's:
 the pseudo-inverse and the pseudo-determinant on the range of cov. Where the rank stays
@@ -45,12 +46,15 @@ from ._util import batch_shape, intercept
 
 class Family:
     """A location-scale family by its standardized log-density's derivatives: ``dlog(z,
-    *shapes)`` = h'(z), and ``dshapes[i](z, *shapes)`` = dh / dshape_i."""
+    *shapes)`` = h'(z), and ``dshapes[i](z, *shapes)`` = dh / dshape_i; ``dcdfs[i](z,
+    *shapes)`` is the standardized cdf's dF / dshape_i where a closed form exists (None
+    where it does not)."""
 
-    def __init__(self, dist, dlog, *dshapes):
+    def __init__(self, dist, dlog, *dshapes, dcdfs=()):
         self.dist = dist
         self.dlog = dlog
         self.dshapes = dshapes
+        self.dcdfs = tuple(dcdfs) + (None,) * (len(dshapes) - len(dcdfs))
         lo, hi = (float(b) for b in dist.support(*[1.5] * len(dshapes)))
         self.support = None if np.isinf(lo) and np.isinf(hi) else (lo, hi)
         if self.support:
@@ -89,6 +93,20 @@ FAMILIES = [
     Family(st.cauchy, lambda z: -2 * z / (1 + z * z)),
     Family(st.chi2, lambda z, df: (df / 2 - 1) / z - 0.5,
            lambda z, df: 0.5 * (np.log(z / 2) - sc.digamma(df / 2))),
+    Family(st.uniform, lambda z: np.zeros_like(z)),
+    Family(st.halfnorm, lambda z: -z),
+    # F = 1 - exp(-z^c)
+    Family(st.weibull_min, lambda z, c: (c - 1) / z - c * z ** (c - 1),
+           lambda z, c: 1 / c + np.log(z) * (1 - z ** c),
+           dcdfs=[lambda z, c: np.exp(-z ** c) * z ** c * np.log(z)]),
+    # F = Q(a, 1 / z), the regularized upper incomplete gamma: no closed form in a
+    Family(st.invgamma, lambda z, a: (1 / z - a - 1) / z,
+           lambda z, a: -np.log(z) - sc.digamma(a)),
+    # F = Phi(log(z) / s)
+    Family(st.lognorm, lambda z, s: -(1 + np.log(z) / s ** 2) / z,
+           lambda z, s: (np.log(z) ** 2 / s ** 2 - 1) / s,
+           dcdfs=[lambda z, s: -np.exp(-(np.log(z) / s) ** 2 / 2) * np.log(z)
+                  / (np.sqrt(2 * np.pi) * s ** 2)]),
 ]
 
 
@@ -120,11 +138,31 @@ def _pdf_partial(fam, which):
     return pdf_partial
 
 
-def _cdf_partial(fam, which, log, survival=False):
-    """d cdf / d(argument ``which``) (or of logcdf: divided by the cdf); None for a shape
-    parameter. With ``survival``, those of sf = 1 - cdf (and logsf: divided by the sf)."""
-    if isinstance(which, int):
+def _cdf_shape_partial(fam, which, log, survival):
+    """d cdf / d shape ``which`` from the family's closed form (None where there is none);
+    logcdf divides by the cdf, sf and logsf negate."""
+    dcdf = fam.dcdfs[which]
+    if dcdf is None:
         return None
+    sign = -1 if survival else 1
+
+    def cdf_shape_partial(ans, x, *params):
+        shapes, loc, scale = params[:-2], params[-2], params[-1]
+        inside, z = fam.standardize(x, loc, scale)
+        d = sign * _masked(dcdf(z, *shapes), inside)
+        if log:  # where the log is -inf the density is 0 too, and so is this
+            d = d * np.exp(-np.where(plain(ans) > -np.inf, ans, 0))
+        return d
+
+    return cdf_shape_partial
+
+
+def _cdf_partial(fam, which, log, survival=False):
+    """d cdf / d(argument ``which``) (or of logcdf: divided by the cdf); for a shape
+    parameter, the family's closed form or None. With ``survival``, those of sf = 1 - cdf
+    (and logsf: divided by the sf)."""
+    if isinstance(which, int):
+        return _cdf_shape_partial(fam, which, log, survival)
     if survival:
         partial = _cdf_partial(fam, which, log=False)
         if not log:

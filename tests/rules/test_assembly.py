@@ -175,3 +175,15 @@ def test_delete_and_insert_raise_numpy_errors_for_a_float_index():
             call(np.arange(3.0))
         with pytest.raises(numpy_error.type):
             call(pb.param(np.arange(3.0)))
+
+
+def test_fromiter_of_tracked_values():
+    def f(x):
+        return np.fromiter((v * v for v in x), float) * np.arange(1.0, 4.0)
+
+    pb.check_grads(f, np.array([0.5, -1.0, 2.0]), order=2)
+    out = pb.vjp(lambda x: np.fromiter(iter(x), float, count=2), np.ones(3))[0]
+    np.testing.assert_array_equal(out, [1.0, 1.0])
+    with pytest.raises(ValueError, match="iterator too short"):
+        pb.grad(lambda x: np.sum(np.fromiter(iter(x), float, count=4)))(np.ones(3))
+    np.testing.assert_array_equal(np.fromiter(range(3), float), [0.0, 1.0, 2.0])  # plain

@@ -21,6 +21,37 @@ def _spread(rng, shape):
 
 _PAIRS = [((3,), (3,)), ((2,), (4,)), ((4,), (2,)), ((), (3,))]
 
+# numpy.polynomial's families: (module, the prefix of its der and int, its class)
+FAMILIES = [(np.polynomial.polynomial, "poly", "Polynomial"),
+            (np.polynomial.chebyshev, "cheb", "Chebyshev"),
+            (np.polynomial.legendre, "leg", "Legendre"),
+            (np.polynomial.laguerre, "lag", "Laguerre"),
+            (np.polynomial.hermite, "herm", "Hermite"),
+            (np.polynomial.hermite_e, "herme", "HermiteE")]
+
+
+def _family_specs(module, prefix, cls_name):
+    der, integ, cls = getattr(module, prefix + "der"), getattr(module, prefix + "int"), \
+        getattr(module, cls_name)
+    return [
+        Spec(der, [(4,), (1,)], kwargs={"m": [0, 1, 2, 5], "scl": [1, -2.0]}),
+        Spec(der, [(4, 3), (3, 4)], kwargs={"m": [2], "axis": [0, -1]},
+             name=f"{pb.name_of(der)}(axis)"),
+        Spec(der, [((4,), ())], call=lambda c, scl: der(c, 2, scl),
+             name=f"{pb.name_of(der)}(scl)"),
+        Spec(integ, [(3,), (1,)], kwargs={"m": [0, 1, 3], "lbnd": [0, 0.5], "scl": [1, -2.0]}),
+        Spec(integ, [(3, 2), (2, 3)], kwargs={"m": [2], "k": [[], [1.0, -2.0]], "axis": [0, 1]},
+             name=f"{pb.name_of(integ)}(axis)"),
+        Spec(integ, [((3,), (), ())], call=lambda c, k, scl: integ(c, 2, [k], 0.5, scl),
+             name=f"{pb.name_of(integ)}(k, scl)"),
+        Spec(integ, [((3,), ())], call=lambda c, k: integ(c, k=k),
+             name=f"{pb.name_of(integ)}(scalar k)"),
+        Spec(der, [(4,)], call=lambda c: cls(c, domain=[0, 2]).deriv(2).coef,
+             name=f"{cls_name}.deriv"),
+        Spec(integ, [(4,)], call=lambda c: cls(c, domain=[-1, 2]).integ(2, k=[1.0], lbnd=0.5).coef,
+             name=f"{cls_name}.integ"),
+    ]
+
 SPECS = [
     Spec(np.polyadd, _PAIRS),
     Spec(np.polyadd, [((2,), (3,))], domain="complex", name="np.polyadd(complex)"),
@@ -71,7 +102,24 @@ SPECS = [
     Spec(np.polyfit, [((6,), (6,))], domain=(_points, "real"), name="np.polyfit(full)",
          call=lambda x, y: np.polyfit(x, y, 2, full=True)[:2] + np.polyfit(x, y, 2,
                                                                              full=True)[3:4]),
+    *[s for family in FAMILIES for s in _family_specs(*family)],
+    Spec(np.polynomial.polynomial.polyder, [(3,)], domain="complex",
+         name="np.polynomial.polynomial.polyder(complex)"),
 ]
+
+
+@pytest.mark.parametrize("module,prefix,cls_name", FAMILIES)
+def test_the_integral_of_zero_is_the_constant(module, prefix, cls_name):
+    # NumPy's: a zero series of length 1 integrates to the constant alone (no new degree)
+    integ = getattr(module, prefix + "int")
+    out, pullback = pb.vjp(lambda c, k: integ(c, 2, [k, 3.0]), np.zeros(1), 0.0)
+    np.testing.assert_array_equal(out, integ(np.zeros(1), 2, [0.0, 3.0]))
+    assert [np.shape(ct) for ct in pullback(np.ones(np.shape(out)))] == [(1,), ()]
+
+
+def test_polynomial_lbnd_is_a_constant():
+    with pytest.raises(pb.NoRuleError, match="lbnd"):
+        pb.grad(lambda b: np.sum(np.polynomial.polynomial.polyint([1.0, 2.0], lbnd=b)))(0.5)
 
 
 def test_poly1d_arguments_are_refused():

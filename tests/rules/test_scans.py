@@ -1,6 +1,7 @@
 import numpy as np
 
 import pullback as pb
+from pullback.rules import scans
 
 from .spec import Spec
 from .test_reductions import with_nan, with_zeros
@@ -10,6 +11,7 @@ CUMULATIVE_PROD = getattr(np, "cumulative_prod", None)
 
 AXIS = {"axis": [None, 0, -1]}
 SHAPES = [(3,), (2, 3)]
+INDICES = [0, 3, 1, 4, 5, 5, 6]
 
 SPECS = [
     Spec(np.cumsum, [()]),
@@ -41,6 +43,23 @@ SPECS = [
     Spec(np.cumsum, SHAPES, call=np.add.accumulate, name="np.add.accumulate"),
     Spec(np.cumprod, [(2, 4)], domain=with_zeros, call=np.multiply.accumulate,
          kwargs={"axis": [0, -1]}, name="np.multiply.accumulate"),
+    *[Spec(prim, [(5,), (2, 5), (4, 3)], call=ufunc.accumulate, kwargs={"axis": [0, -1]},
+           name=f"np.{ufunc.__name__}.accumulate")
+      for ufunc, prim in [(np.maximum, scans.maximum_accumulate),
+                          (np.minimum, scans.minimum_accumulate),
+                          (np.fmax, scans.fmax_accumulate), (np.fmin, scans.fmin_accumulate)]],
+    Spec(scans.maximum_accumulate, [(5,)], call=lambda x: np.maximum.accumulate(x),
+         name="np.maximum.accumulate(default axis)"),
+    # a NaN: fmax and fmin pass over it
+    *[Spec(prim, [(5,), (2, 5)], domain=with_nan, call=ufunc.accumulate,
+           kwargs={"axis": [-1]}, name=f"np.{ufunc.__name__}.accumulate(nan)")
+      for ufunc, prim in [(np.fmax, scans.fmax_accumulate), (np.fmin, scans.fmin_accumulate)]],
+    # segments [0, 3), the one element 3 (3 >= 1), [1, 4), [4, end), and [5, 6) twice
+    *[Spec(scans.add_reduceat, shapes, call=lambda x, axis: np.add.reduceat(x, INDICES, axis),
+           kwargs={"axis": axes}, name="np.add.reduceat")
+      for shapes, axes in [([(7,)], [0, -1]), ([(7, 3)], [0]), ([(2, 7)], [1, -1])]],
+    Spec(scans.add_reduceat, [(7,), (7, 2)], call=lambda x: np.add.reduceat(x, [2]),
+         name="np.add.reduceat(one segment)"),
 ]
 
 
@@ -59,3 +78,29 @@ def test_cumprod_with_zeros_is_exact():
     expected[1, 2] = expected[2, 1] = 3 * 2
     expected[1, 3] = expected[3, 1] = 4 * 2 * 3 + 5 * 2 * 3 * 5
     np.testing.assert_array_equal(hessian, expected)
+
+
+def test_running_maximum_ties_share():
+    # output i goes equally to the elements of x[:i + 1] that attain it, as np.max's does
+    x, w = np.array([1.0, 1.0, 0.0, 1.0, 2.0]), np.arange(1.0, 6.0)
+    got = pb.grad(lambda x: np.sum(np.maximum.accumulate(x) * w))(x)
+    np.testing.assert_allclose(got, [1 + 2 / 2 + 3 / 2 + 4 / 3, 2 / 2 + 3 / 2 + 4 / 3, 0,
+                                     4 / 3, 5])
+    got = pb.grad(lambda x: np.sum(np.minimum.accumulate(-x) * w))(x)
+    np.testing.assert_allclose(got, -np.array([1 + 2 / 2 + 3 / 2 + 4 / 3,
+                                               2 / 2 + 3 / 2 + 4 / 3, 0, 4 / 3, 5]))
+
+
+def test_running_extremum_nan():
+    # maximum: a NaN wins from there on and takes the cotangent; fmax: a NaN loses
+    x = np.array([1.0, np.nan, 2.0])
+    (ct,) = pb.vjp(np.maximum.accumulate, x)[1](np.ones(3))
+    np.testing.assert_array_equal(ct, [1.0, 2.0, 0.0])
+    np.testing.assert_array_equal(pb.grad(lambda x: np.sum(np.fmax.accumulate(x)))(x),
+                                  [2.0, 0.0, 1.0])
+
+
+def test_add_reduceat_spreads_each_segment():
+    # indices [0, 3, 1, 4]: segments [0, 3), the element 3 (3 >= 1), [1, 4), [4, end)
+    got = pb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 3, 1, 4]) * np.arange(1.0, 5.0)))
+    np.testing.assert_array_equal(got(np.ones(6)), [1, 1 + 3, 1 + 3, 2 + 3, 4, 4])

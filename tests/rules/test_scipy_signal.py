@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import scipy.signal
 
 import pullback as pb
@@ -54,3 +55,27 @@ def test_tracked_keyword_argument():
     got = pb.grad(lambda b: np.sum(scipy.signal.convolve(a, in2=b, mode="valid") ** 2))(b)
     want = pb.grad(lambda b: np.sum(scipy.signal.convolve(a, b, "valid") ** 2))(b)
     np.testing.assert_allclose(got, want)
+
+
+def _stable(rng, shape):
+    """Denominators with a[0] away from 0 and the poles inside the unit circle."""
+    a = rng.uniform(-0.3, 0.3, shape)
+    a[..., 0] = rng.uniform(1.0, 1.5)
+    return a
+
+
+LFILTER = [
+    Spec(scipy_signal.lfilter, [((3,), (3,), (6,)), ((2,), (1,), (4, 5)), ((4,), (2,), (3,)),
+                                ((1,), (3,), (2, 4))],
+         domain=("real", _stable, "real"), kwargs={"axis": [-1, 0]},
+         call=scipy.signal.lfilter),
+    Spec(scipy_signal.lfilter, [((3,), (2,), (5,))], domain=("complex", _stable, "complex"),
+         call=scipy.signal.lfilter, name="scipy.signal.lfilter(complex)"),
+]
+SPECS += LFILTER
+
+
+def test_lfilter_initial_conditions_have_no_rule():
+    with pytest.raises(pb.NoRuleError, match="initial conditions"):
+        pb.grad(lambda x: np.sum(scipy.signal.lfilter([1.0], [1.0, -0.5], x, zi=[0.0])[0]))(
+            np.ones(3))

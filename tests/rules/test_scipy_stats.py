@@ -52,18 +52,31 @@ FAMILIES = [
     ("logistic", "real", []),
     ("cauchy", "real", []),
     ("chi2", "gt1", [(_df, 3.5)]),
+    ("uniform", _frac, []),
+    ("halfnorm", "gt1", []),
+    ("weibull_min", "gt1", [("gt1", 1.5)]),
+    ("invgamma", "gt1", [("gt1", 2.5)]),
+    ("lognorm", "gt1", [("positive", 0.7)]),
 ]
+# the families whose cdf has a closed-form derivative in its shape parameter
+CDF_SHAPES = {"weibull_min", "lognorm"}
+
+
+def _loc_scale(name):
+    """The domains of loc and scale: beta and uniform live on (0, 1), so keep their loc
+    and scale close to 0 and 1."""
+    if name in ("beta", "uniform"):
+        return lambda rng, s: rng.uniform(-0.05, 0.05, s), lambda rng, s: rng.uniform(1.0, 1.2, s)
+    return _near0, "positive"
 
 
 def _family_specs(name, variate, shape_params):
     dist = getattr(st, name)
-    # beta lives on (0, 1): keep its loc and scale close to 0 and 1
-    loc, scale = (_near0, "positive") if name != "beta" else (
-        lambda rng, s: rng.uniform(-0.05, 0.05, s), lambda rng, s: rng.uniform(1.0, 1.2, s))
+    loc, scale = _loc_scale(name)
     specs = []
     for method in METHODS:
         func = getattr(dist, method)
-        if method in ("logpdf", "pdf") or not shape_params:
+        if method in ("logpdf", "pdf") or not shape_params or name in CDF_SHAPES:
             domains = (variate, *[d for d, _ in shape_params], loc, scale)
             specs.append(Spec(_prim(func), _shapes(len(domains)), domain=domains, call=func))
         else:  # no derivative with respect to the shape parameters
@@ -159,7 +172,7 @@ SPECS = [
 
 
 
-@pytest.mark.parametrize("name", ["t", "gamma", "beta", "chi2"])
+@pytest.mark.parametrize("name", ["t", "gamma", "beta", "chi2", "invgamma"])
 def test_cdf_shape_parameters_have_no_rule(name):
     dist = getattr(st, name)
     shapes = [2.5] * dist.numargs
@@ -175,7 +188,11 @@ def test_poisson_variate_has_no_rule():
 
 def test_outside_the_support_the_derivative_is_zero():
     for dist, args, x in [(st.gamma, (2.0,), [-1.0, 0.5, 2.0]), (st.expon, (), [-1.0, 0.5, 2.0]),
-                          (st.beta, (2.0, 3.0), [-1.0, 0.5, 1.5])]:
+                          (st.beta, (2.0, 3.0), [-1.0, 0.5, 1.5]),
+                          (st.halfnorm, (), [-1.0, 0.5, 2.0]),
+                          (st.weibull_min, (1.5,), [-1.0, 0.5, 2.0]),
+                          (st.invgamma, (2.0,), [-1.0, 0.5, 2.0]),
+                          (st.lognorm, (0.7,), [-1.0, 0.5, 2.0])]:
         inside = (np.array(x) > 0) & (np.array(x) < (1 if dist is st.beta else np.inf))
         for method in (dist.pdf, dist.logpdf, dist.cdf, dist.logcdf, dist.sf, dist.logsf):
             def f(x, loc, method=method, args=args):
