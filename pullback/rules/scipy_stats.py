@@ -31,6 +31,7 @@ pinv for inv. Outside the support the logpdf is -inf, a constant: its derivative
 """
 
 import functools
+import importlib
 import inspect
 
 import numpy as np
@@ -220,7 +221,36 @@ def _with_signature(dist, method, names):
     method_with_signature.__name__ = method
     method_with_signature.__signature__ = sig
     setattr(dist, method, method_with_signature)
+    _replaced.add((dist.name, method))
     return prim
+
+
+# A frozen distribution (norm(loc=m)) holds an instance of its own, made when frozen, whose
+# methods are SciPy's: its methods call those of the module's instance (scipy.stats.norm),
+# which are replaced above, with the frozen parameters.
+_replaced: set = set()
+_infrastructure = importlib.import_module("scipy.stats._distn_infrastructure")
+
+
+def _frozen(cls, method):
+    original = getattr(cls, method)
+
+    @functools.wraps(original)
+    def frozen_method(self, *args, **kwargs):
+        shared = getattr(st, self.dist.name, None)
+        if (self.dist.name, method) not in _replaced or type(shared) is not type(self.dist):
+            return original(self, *args, **kwargs)
+        return getattr(shared, method)(*args, *self.args, **self.kwds, **kwargs)
+
+    setattr(cls, method, frozen_method)
+
+
+for _cls in (_infrastructure.rv_frozen, _infrastructure.rv_continuous_frozen,
+             _infrastructure.rv_discrete_frozen):
+    for _method in ("pdf", "logpdf", "pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf",
+                    "isf", "entropy"):
+        if _method in vars(_cls):
+            _frozen(_cls, _method)
 
 
 def _register_family(fam):

@@ -222,3 +222,16 @@ def test_singular_logpdf_outside_the_support_has_zero_gradient():
     np.testing.assert_array_equal(ct, np.zeros(3))
     (ct,) = pullback(np.array([0.0, 1.0]))
     assert np.all(np.isfinite(ct)) and np.any(ct != 0)
+
+
+@pytest.mark.parametrize("f", [
+    lambda m: st.norm(loc=m, scale=2.0).logpdf(0.3) + st.norm(m).cdf(0.1),
+    lambda m: st.norm(loc=m).ppf(0.3) + st.norm(m, np.exp(m)).isf(0.6),
+    lambda m: st.gamma(2.0, scale=np.exp(m)).logpdf(1.5) + st.gamma(2.0, m).sf(1.0),
+    lambda m: np.sum(st.t(df=3.0, loc=m).logcdf(np.array([0.1, 0.9]))),
+    lambda m: st.poisson(np.exp(m)).logpmf(3) + st.norm(m, np.exp(m)).entropy(),
+])
+def test_a_frozen_distribution_differentiates_as_the_module_ones(f):
+    # norm(loc=m) holds an instance of its own: its methods call scipy.stats.norm's
+    np.testing.assert_allclose(pb.value_and_grad(f)(0.5)[0], f(0.5), rtol=1e-12)
+    pb.check_grads(f, 0.5, order=2)
