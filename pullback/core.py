@@ -383,11 +383,12 @@ def _ufunc_call(ufunc, inputs, kwargs):
 
 def _ufunc_method(ufunc, method, inputs, kwargs):
     """``ufunc.reduce(x)`` and the other ufunc methods on tracked values: ``outer`` for
-    every ufunc with a rule, ``at`` refused, the rest from the registry's table."""
+    every ufunc with a rule, ``at`` refused but where registered, the rest from the
+    registry's table."""
     if ufunc in nondiff:
         return getattr(ufunc, method)(*[map_boxes(a, plain) for a in inputs],
                                       **{k: map_boxes(v, plain) for k, v in kwargs.items()})
-    if method == "at":
+    if method == "at" and (ufunc, method) not in ufunc_methods:  # (np.add.at: in_place.py)
         raise TypeError(
             f"pullback: np.{ufunc.__name__}.at(a, indices, ...) updates a in place, which "
             "cannot record a gradient. Write it out of place: for np.add.at, "

@@ -1,6 +1,6 @@
 """NumPy's functions that write into their first argument (``np.copyto``, ``np.put``,
-``np.putmask``, ``np.place``, ``np.put_along_axis``, ``np.fill_diagonal``), on a tracked
-target: each is
+``np.putmask``, ``np.place``, ``np.put_along_axis``, ``np.fill_diagonal``, ``np.add.at``
+and ``np.subtract.at``), on a tracked target: each is
 the write ``a[index] = v`` it stands for, recorded as writes.py records every write, so
 that every name for the array (and every view of it) sees the new values. Into a plain
 array with a tracked value they are refused, as a plain array's ``a[i] = x`` is.
@@ -9,19 +9,21 @@ array with a tracked value they are refused, as a plain array's ``a[i] = x`` is.
 import numpy as np
 
 from ..core import memory
-from ..extend import Tracked, composite, name_of, on_backend, plain
+from ..extend import Tracked, composite, name_of, on_backend, plain, ufunc_method
 from ..refusals import called_from
+from .indexing import index_add
 
 
 def _target(func, a):
     if isinstance(a, Tracked):
         return
+    name = func if isinstance(func, str) else name_of(func)
     where = called_from()  # a library's code (scipy.stats' np.place into its output)
     fix = (f"The function of {where} has no derivative rule: give it one (pb.primitive and "
            "pb.rrule), or pass it plain values (pb.stop_gradient(x))" if where else
            "Make the array tracked (a = np.zeros_like(x), or a = a + 0 * x), or build the "
            "result out of place (np.where(mask, v, a))")
-    raise TypeError(f"pullback: {name_of(func)}{f' (called by {where})' if where else ''} "
+    raise TypeError(f"pullback: {name}{f' (called by {where})' if where else ''} "
                     f"writes a tracked value into a plain array, which would drop its "
                     f"gradient. {fix}.")
 
@@ -97,3 +99,18 @@ composite(np.putmask, putmask)
 composite(np.place, place)
 composite(np.put_along_axis, _numpys(np.put_along_axis))
 composite(np.fill_diagonal, _numpys(np.fill_diagonal))
+
+
+def _accumulate_at(ufunc):
+    """``ufunc.at(a, indices, b)`` for np.add and np.subtract: ``a`` plus (or minus) ``b``
+    added at ``indices``, repeated indices adding up, written into ``a``."""
+    def at(a, indices, b):
+        _target(f"np.{ufunc.__name__}.at", a)
+        a[...] = ufunc(a, index_add(np.broadcast_to(b, np.shape(plain(a)[indices])), indices,
+                                    np.shape(a)))
+
+    return at
+
+
+ufunc_method(np.add, "at")(_accumulate_at(np.add))
+ufunc_method(np.subtract, "at")(_accumulate_at(np.subtract))

@@ -198,8 +198,10 @@ def test_in_place_writes_are_refused():
                   lambda: np.put_along_axis(x, np.array([0]), 1.0, 0)):
         with pytest.raises(TypeError, match="a write into a param"):
             write()
-    with pytest.raises(TypeError, match="in place"):
+    with pytest.raises(TypeError, match="np.add.at writes a tracked value into a plain array"):
         np.add.at(np.zeros(4), [0, 0], x[:2])
+    with pytest.raises(TypeError, match="in place"):  # np.multiply.at has no rule
+        np.multiply.at(x, [0], 2.0)
 
 
 @pytest.mark.parametrize("call", [lambda x: np.take(x, 0, axis=1),
