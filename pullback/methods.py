@@ -133,6 +133,16 @@ class ArrayMethods:
             "(pb.stop_gradient(x)), or write it with NumPy functions"
         )
 
+    def to_dask_array(self):  # dask.array's functions ask it before holding an argument,
+        raise TypeError(  # and tokenize what they hold (da.from_array, da.map_blocks)
+            "pullback: a dask.array function (da.sum, da.dot, da.concatenate, ...) got a "
+            "tracked value: Dask would hold it as a constant, and its gradient would be lost. "
+            "Call NumPy's function instead (np.sum(x)): on a tracked Dask array it builds "
+            "the same Dask graph and keeps the gradient."
+        )
+
+    __dask_tokenize__ = to_dask_array
+
     def __array_namespace__(self, api_version=None):
         # NumPy's, as an ndarray's (SciPy asks it whether a write into x may go in place)
         return np

@@ -155,3 +155,20 @@ def test_on_a_distributed_cluster():
         value, g = dask.compute(*pb.value_and_grad(logistic_loss)(W, X, y))
     local, expected = pb.value_and_grad(logistic_loss)(W, X.compute(), y.compute())
     assert value == pytest.approx(local, rel=1e-12) and np.allclose(g, expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: da.sum(x ** 2), lambda x: da.mean(x), lambda x: da.dot(x, x.T).sum(),
+    lambda x: da.concatenate([x, x]).sum(), lambda x: da.map_blocks(np.sin, x).sum(),
+    lambda x: da.from_array(x).sum(), lambda x: da.einsum("ij->", x),
+])
+def test_a_dask_array_function_given_a_tracked_value_is_refused(f):
+    # Dask would hold the tracked value as a constant: the gradient would be zero
+    x = da.from_array(np.arange(6.0).reshape(3, 2), chunks=(2, 2))
+    with pytest.raises(TypeError, match="dask.array function .* got a tracked value"):
+        dask.compute(*pb.value_and_grad(f)(x))
+    with pytest.raises(TypeError, match="dask.array function"):
+        pb.grad(f)(np.arange(6.0).reshape(3, 2))
+    # NumPy's own functions on the Dask-backed value keep the gradient
+    value, g = dask.compute(*pb.value_and_grad(lambda x: np.sum(x ** 2))(x))
+    np.testing.assert_allclose(g, 2 * np.arange(6.0).reshape(3, 2))
