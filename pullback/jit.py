@@ -285,8 +285,11 @@ class Traced(Tracked):
 
     flags = property(lambda self: np.asarray(self.value).flags)
 
-    def __format__(self, spec):
-        return format(self.value, spec)
+    def __format__(self, spec):  # f"{loss:.3f}": a string made from the value, a guard
+        return _guard(self, ("format", spec), format(self.value, spec))
+
+    def __str__(self):
+        return self.__format__("")
 
     def __repr__(self):
         return f"Traced({self.value!r})"
@@ -689,9 +692,9 @@ def _same(a, b):
 
 
 def _exact(expected):
-    """Whether ``value != expected`` is an exact guard: an integer, or a float other than a
-    zero (equal to -0.0) and NaN (equal to nothing)."""
-    if isinstance(expected, (int, np.integer)):
+    """Whether ``value != expected`` is an exact guard: an integer, a string, or a float
+    other than a zero (equal to -0.0) and NaN (equal to nothing)."""
+    if isinstance(expected, (int, np.integer, str)):
         return True
     return isinstance(expected, (float, np.floating)) and bool(expected) and expected == expected
 
@@ -707,7 +710,9 @@ def _guard_lines(src, name, kind, expected):
     elif isinstance(kind, tuple) and kind[0] == "array":
         test = f"not _same_array({name}, {src.const(expected, 'seen')}, {src.const(kind[1])})"
     else:
-        if isinstance(kind, tuple) and kind[0] == "round":
+        if isinstance(kind, tuple) and kind[0] == "format":
+            value = f"format({name}, {kind[1]!r})"
+        elif isinstance(kind, tuple) and kind[0] == "round":
             digits = "" if kind[1] is None else f", {kind[1]!r}"
             value = f"round({name}{digits})"
         elif isinstance(kind, tuple):  # item(*args)

@@ -827,3 +827,18 @@ def test_an_in_place_operator_under_jit_runs_eagerly_and_a_scalar_rebinds():
     jitted = pb.jit(pb.grad(f))
     for _ in range(2):
         np.testing.assert_allclose(jitted(x), pb.grad(f)(x), rtol=1e-12)
+
+
+def test_a_string_made_from_a_traced_value_is_a_guard():
+    def f(x):  # the string's length decides the result
+        return x * len(f"{np.sum(x):.1f}") + len(str(np.max(x)))
+
+    def loss(w):
+        value = np.sum(w ** 2)
+        return value, f"loss={value:.3f}"
+
+    jitted, step = pb.jit(f), pb.jit(pb.value_and_grad(loss, has_aux=True))
+    for x in (np.array([1.0]), np.array([100.0]), np.array([1.0])):
+        np.testing.assert_array_equal(jitted(x), f(x))
+        (value, aux), g = step(x)
+        assert aux == f"loss={np.sum(x ** 2):.3f}"
