@@ -964,6 +964,41 @@ class _Watched:
             pass  # (a read-only array, an immutable container: left as the trace left it)
 
 
+class _WatchedNumber(_Watched):
+    """A Python or NumPy number the function reaches the same ways (``self.training``, a
+    global ``N``, a closure's ``scale``): a constant of the program too, so a call that
+    finds another number there (or the same one of another type) traces again."""
+
+    __slots__ = ()
+
+    def __init__(self, label, root, steps, number):
+        super().__init__(label, root, steps, np.empty(0), None)
+        self.array = number
+
+    def changed(self):
+        try:
+            x = self.current()
+        except (LookupError, AttributeError, TypeError, ValueError):
+            return True
+        n = self.array
+        return x is not n and (type(x) is not type(n) or _number_key(x) != _number_key(n))
+
+    def restore(self):
+        try:
+            parent = self.root
+            for attribute, key in self.steps[:-1]:
+                parent = getattr(parent, key) if attribute else parent[key]
+            attribute, key = self.steps[-1]
+            if attribute:
+                setattr(parent, key, self.array)
+            else:
+                parent[key] = self.array
+        except (LookupError, AttributeError, TypeError, ValueError):
+            pass
+
+
+_NUMBERS = (bool, int, float, complex, np.number, np.bool_)
+
 # what _reach does not look into: values that hold no arrays, or whose arrays are reached
 # another way (a module's by the names the functions use, a class's through its instances)
 _OPAQUE = (str, bytes, int, float, complex, type(None), type, types.ModuleType, np.generic,
@@ -1003,6 +1038,9 @@ def _reach(roots, visited):
                 if id(x) not in data:
                     data[id(x)] = _snapshot(x)
                 watched.append(_Watched(label, root, steps, x, data[id(x)]))
+            return
+        if isinstance(x, _NUMBERS) and steps:
+            watched.append(_WatchedNumber(label, root, steps, x))
             return
         if isinstance(x, (_OPAQUE, Jitted, Traced)) or id(x) in seen:
             return  # (a traced box: an input, captured)
@@ -1171,9 +1209,9 @@ class Jitted:
         if self.traces >= MAX_TRACES:
             if not self._warned:
                 self._warned = True
-                changed = (f", or {self._changed}, an array it reads through an attribute, "
-                           "a container or a default argument, changed since the trace (pass "
-                           "it as an argument)") if self._changed else ""
+                changed = (f", or {self._changed}, an array or a number it reads through an "
+                           "attribute, a container, a closure or a global, changed since the "
+                           "trace (pass it as an argument)") if self._changed else ""
                 warnings.warn(
                     f"pullback: pb.jit({self._fname}) traced {MAX_TRACES} times (new shapes, "
                     f"or Python decisions on values that keep changing{changed}); further "
@@ -1270,8 +1308,8 @@ class Jitted:
         changed = _restore(watched)
         if changed or rebound:
             raise _Untraceable(
-                f"it changes {changed or rebound}, an array it reads from outside its "
-                "arguments")
+                f"it changes {changed or rebound}, an array or a number it reads from "
+                "outside its arguments")
         outs, out_def = tree_flatten(out)
         for o in outs:
             if isinstance(o, Tracked) and not isinstance(o, Traced):

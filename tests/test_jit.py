@@ -842,3 +842,48 @@ def test_a_string_made_from_a_traced_value_is_a_guard():
         np.testing.assert_array_equal(jitted(x), f(x))
         (value, aux), g = step(x)
         assert aux == f"loss={np.sum(x ** 2):.3f}"
+
+
+class _Net:
+    def __init__(self):
+        self.training, self.calls = True, 0
+
+    def loss(self, x):
+        y = x * 2.0
+        if self.training:
+            y = y * 0.5
+        return np.sum(y ** 2)
+
+    def counted(self, x):
+        self.calls += 1
+        return np.sum(x ** 2) * self.calls
+
+
+_N = 3
+
+
+def test_numbers_read_outside_the_arguments_are_compared_at_each_call():
+    global _N
+    net, x = _Net(), np.ones(5)
+    scale = 2.0
+
+    def closure(x):
+        return np.sum(x * scale)
+
+    steps = {"flag": pb.jit(pb.grad(net.loss)), "global": pb.jit(pb.grad(
+        lambda x: np.sum(x[:_N] ** 2))), "closure": pb.jit(pb.grad(closure))}
+    eager = {"flag": pb.grad(net.loss), "global": pb.grad(lambda x: np.sum(x[:_N] ** 2)),
+             "closure": pb.grad(closure)}
+    for name in steps:
+        np.testing.assert_array_equal(steps[name](x), eager[name](x))
+    net.training, _N, scale = False, 1, 5.0
+    try:
+        for name in steps:
+            np.testing.assert_array_equal(steps[name](x), eager[name](x))
+    finally:
+        _N = 3
+    # a function that changes one runs eagerly, with a warning, and counts every call
+    counted = pb.jit(pb.grad(net.counted))
+    with pytest.warns(RuntimeWarning, match="calls"):
+        results = [counted(x)[0] for _ in range(3)]
+    assert results == [2.0, 4.0, 6.0] and net.calls == 3
