@@ -18,6 +18,7 @@ from .backward import backward_pass, scalar_seed, strip, writeable
 from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, state, tracker_level
 from .debug import graph_loss_error
 from .guard import is_held
+from .lazy import after, checked, is_lazy
 from .registry import LossError
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
@@ -160,9 +161,17 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
         )
     leaves = backward_pass([node], [seed], (), retain_graph)
     _check_not_updated(leaves, node)
+    check = _lazy_check(self, "backward()", losscheck and cotangent is None)
     for leaf, ct in leaves.items():
         if isinstance(leaf, Param):
-            _accumulate(leaf, ct)
+            _accumulate(leaf, ct if check is None else after(ct, check))
+
+
+def _lazy_check(loss: Any, fname: str, losscheck: bool) -> Any:
+    """The checked loss, for a lazy (Dask) loss under ``losscheck``: its gradients wait for
+    the check when computed, as value_and_grad's do (lazy.py); else None."""
+    v = plain(loss)
+    return checked(v, fname) if losscheck and is_lazy(v) else None
 
 
 def _check_not_updated(leaves, root):
@@ -291,10 +300,11 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
             found = backward_pass([node], [seed], (), True)
             _check_not_updated(found, node)
             leaves.update(found)
-    pairs = []
+    pairs, check = [], _lazy_check(y, "gradient()", losscheck)
     for p in params:
         ct = leaves.get(p)
-        pairs.append((p, np.zeros_like(plain(p.value)) if ct is None else writeable(strip(ct))))
+        g = np.zeros_like(plain(p.value)) if ct is None else writeable(strip(ct))
+        pairs.append((p, g if check is None else after(g, check)))
     return Grads(pairs)
 
 

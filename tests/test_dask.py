@@ -172,3 +172,19 @@ def test_a_dask_array_function_given_a_tracked_value_is_refused(f):
     # NumPy's own functions on the Dask-backed value keep the gradient
     value, g = dask.compute(*pb.value_and_grad(lambda x: np.sum(x ** 2))(x))
     np.testing.assert_allclose(g, 2 * np.arange(6.0).reshape(3, 2))
+
+
+def test_a_non_finite_lazy_loss_raises_through_the_tracker_too():
+    data = np.ones((8, 3))
+    data[5, 1] = np.nan
+    X = da.from_array(data, chunks=(4, 3))
+    W = pb.param(np.ones(3))
+    np.mean((X @ W) ** 2).backward()
+    with pytest.raises(pb.LossError, match="Dask array"):
+        W.grad.compute()
+    gs = pb.gradient(lambda: np.mean((X @ W) ** 2), pb.Params([W]))
+    with pytest.raises(pb.LossError, match="Dask array"):
+        gs[W].compute()
+    V = pb.param(np.ones(3))  # a finite loss: the gradient as NumPy's
+    np.mean((da.from_array(np.ones((8, 3)), chunks=(4, 3)) @ V) ** 2).backward()
+    np.testing.assert_allclose(V.grad.compute(), np.full(3, 6.0))
