@@ -322,6 +322,8 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
     d = plain(delta)
     value = plain(x.value)
+    if is_lazy(d) and not is_lazy(value):  # a Dask step (a gradient of lazy data) for a
+        d = np.asarray(d)  # NumPy param: computed here, where the param changes
     shape = np.shape(value)
     dtype = getattr(value, "dtype", None)
     if dtype is not None and dtype.kind != "c" and np.iscomplexobj(d):

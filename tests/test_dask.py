@@ -188,3 +188,12 @@ def test_a_non_finite_lazy_loss_raises_through_the_tracker_too():
     V = pb.param(np.ones(3))  # a finite loss: the gradient as NumPy's
     np.mean((da.from_array(np.ones((8, 3)), chunks=(4, 3)) @ V) ** 2).backward()
     np.testing.assert_allclose(V.grad.compute(), np.full(3, 6.0))
+
+
+def test_update_with_a_lazy_step_computes_it_into_the_numpy_param():
+    X = da.from_array(np.ones((8, 3)), chunks=(4, 3))
+    W = pb.param(np.zeros(3))
+    np.mean((X @ W - 1.0) ** 2).backward()
+    pb.update(W, -0.1 * W.grad)
+    assert type(W.value) is np.ndarray
+    np.testing.assert_allclose(W.value, np.full(3, 0.2))
