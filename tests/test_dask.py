@@ -197,3 +197,16 @@ def test_update_with_a_lazy_step_computes_it_into_the_numpy_param():
     pb.update(W, -0.1 * W.grad)
     assert type(W.value) is np.ndarray
     np.testing.assert_allclose(W.value, np.full(3, 0.2))
+
+
+def test_take_along_axis_of_a_dask_array():
+    data = np.arange(12.0).reshape(4, 3)
+    labels = np.array([[0], [2], [1], [0]])
+
+    def f(x):
+        return np.sum(np.take_along_axis(x, labels, axis=1) ** 2)
+
+    value, g = dask.compute(*pb.value_and_grad(f)(da.from_array(data, chunks=(2, 3))))
+    want_value, want = pb.value_and_grad(f)(data)
+    np.testing.assert_allclose(value, want_value)
+    np.testing.assert_allclose(g, want)

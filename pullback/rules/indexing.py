@@ -20,6 +20,7 @@ from ..extend import (
     shape_of,
     zeros_on,
 )
+from ..lazy import is_lazy
 from ._util import zero_of
 
 
@@ -325,8 +326,12 @@ def take_along_axis_rule(arr, indices, axis=-1):
     else:
         ndim = len(shape)
         grid = np.ogrid[tuple(slice(s) for s in shape)]
-        ans, scatter = _gather(arr, tuple(indices if i == axis % ndim else grid[i]
-                                          for i in range(ndim)))
+        index = tuple(indices if i == axis % ndim else grid[i] for i in range(ndim))
+        if is_lazy(arr):  # (Dask gathers along one axis only: its own take_along_axis)
+            ans = np.take_along_axis(arr, indices, axis=axis)
+            scatter = _scatter(*normalize_index(index, ndim), shape, len(shape_of(ans)))
+        else:
+            ans, scatter = _gather(arr, index)
 
     def take_along_axis_pullback(g):
         return scatter(g), None, None
