@@ -43,7 +43,9 @@ from ._jit_passes import (
     reuse_dead,
     simplify,
 )
+from .backend import is_foreign
 from .core import Tracked, apply, map_boxes, memory, plain, top_level
+from .lazy import is_lazy
 from .registry import getitem
 from .tree import tree_flatten, tree_unflatten
 
@@ -1186,6 +1188,15 @@ class Jitted:
             key = tuple(sig)
             hash(key)
         except TypeError:
+            other = next((type(x) for x in tree_flatten((args, kwargs))[0]
+                          if is_foreign(x) or is_lazy(x)), None)
+            if other is not None:
+                raise TypeError(
+                    f"pullback: pb.jit({self._fname}) got a {other.__module__}."
+                    f"{other.__name__}: pb.jit records NumPy programs. Call the function "
+                    "without pb.jit on such arrays (the transforms build that library's "
+                    "own graph), or pass NumPy arrays"
+                ) from None
             raise TypeError(
                 f"pullback: pb.jit({self._fname}) got an argument that is neither an array "
                 "nor hashable; pass arrays, numbers, strings and pytrees of them"

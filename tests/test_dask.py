@@ -210,3 +210,10 @@ def test_take_along_axis_of_a_dask_array():
     want_value, want = pb.value_and_grad(f)(data)
     np.testing.assert_allclose(value, want_value)
     np.testing.assert_allclose(g, want)
+
+
+def test_jit_refuses_a_dask_argument_naming_it():
+    x = da.from_array(np.ones((8, 3)), chunks=(4, 3))
+    with pytest.raises(TypeError, match=r"got a dask\.array\.core\.Array: pb\.jit records "
+                                        r"NumPy programs"):
+        pb.jit(pb.value_and_grad(lambda w, x: np.mean((x @ w) ** 2)))(np.zeros(3), x)
