@@ -14,3 +14,29 @@ def data():
     rng = np.random.default_rng(0)
     return (rng.standard_normal((3, 2)), rng.standard_normal(2),
             rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))
+
+
+def pullback_cycles(fn, *args):
+    """The objects of pullback's (tracked values, and the functions, cells and frames of
+    its modules) that a second call of ``fn`` leaves in reference cycles: a graph must go
+    when the call returns. Another library's garbage (a thread pool's, finishing a task
+    an earlier test gave it) is not counted."""
+    import gc
+
+    import pullback as pb
+
+    fn(*args)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        fn(*args)
+        gc.collect()
+        found = [o for o in gc.garbage if isinstance(o, pb.Tracked) or getattr(
+            getattr(o, "__code__", getattr(o, "f_code", None)), "co_filename", "").find(
+                "/pullback/") >= 0]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    return found
