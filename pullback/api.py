@@ -104,7 +104,7 @@ def vjp(f: Callable[..., Any], *primals: Any,
     out, aux = lin.out if has_aux else (lin.out, None)
     outs, treedef = tree_flatten(out)
     value = tree_unflatten(treedef, [strip(o) for o in outs])
-    pullback = VJP(lin, outs, fname_of(f))
+    pullback = VJP(lin, outs, fname_of(f), treedef)
     if has_aux:
         return value, pullback, tree_map(strip, aux)
     return value, pullback

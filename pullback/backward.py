@@ -557,6 +557,12 @@ def scalar_seed(y, fname, losscheck):
             f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
         )
+    elif np.result_type(v).kind in "biu":  # as JAX: its derivative would be zero silently
+        raise TypeError(
+            f"pullback: grad of {fname} needs a floating-point output, got "
+            f"{np.result_type(v)}: a comparison, a count or np.argmax has no derivative. "
+            "Return a float loss (0.0 for a constant one)."
+        )
     # under pb.jit the check is on the traced value, a guard of the recorded program
     if losscheck and not (np.isfinite(v) if isinstance(v, Tracked)
                           else math.isfinite(np.ravel(v)[0])):
@@ -674,6 +680,31 @@ def linearize(f, args, kwargs, argnums):
     return lin, outs, out_def
 
 
+def _leaves_in(tree, spec, where, fname):
+    """The leaves of ``tree`` in the order of the structure ``spec``: a dict's by key (in
+    any order), a tuple's or a list's by position; a different structure is refused."""
+    if spec is None:
+        return [tree]
+    kind, children, keys = spec
+    if keys is not None:
+        if not isinstance(tree, dict) or set(tree) != set(keys):
+            got = sorted(map(repr, tree)) if isinstance(tree, dict) else type(tree).__name__
+            raise TypeError(f"pullback: {where} for {fname} must be a dict with the output's "
+                            f"keys {sorted(map(repr, keys))}; got {got}")
+        return [leaf for k, c in zip(keys, children)
+                for leaf in _leaves_in(tree[k], c, f"{where}[{k!r}]", fname)]
+    if not isinstance(tree, (tuple, list)):
+        if len(children) == 1:  # one array for a 1-tuple: as before
+            return _leaves_in(tree, children[0], where, fname)
+        raise TypeError(f"pullback: {where} for {fname} must be a {kind.__name__} of "
+                        f"{len(children)}, as the output is; got {type(tree).__name__}")
+    if len(tree) != len(children):
+        raise TypeError(f"pullback: {where} for {fname} has {len(tree)} entries, the output "
+                        f"{len(children)}")
+    return [leaf for i, (t, c) in enumerate(zip(tree, children))
+            for leaf in _leaves_in(t, c, f"{where}[{i}]", fname)]
+
+
 class VJP:
     """The pullback of a linearized function: call it with a cotangent of the output's
     structure to get one cotangent per differentiated argument. It can be called any
@@ -684,10 +715,11 @@ class VJP:
     (array([1., 1.]),)
     """
 
-    def __init__(self, lin, outs, fname):
+    def __init__(self, lin, outs, fname, out_def=False):
         self._lin = lin
         self._outs = outs
         self._fname = fname
+        self._out_def = out_def  # the output's structure (False: not known)
 
     def __call__(self, cotangent):
         return self.batched(cotangent, ())
@@ -695,7 +727,11 @@ class VJP:
     def batched(self, cotangent, batch_shape):
         """The pullback of a stack of cotangents, each with leading axes ``batch_shape``,
         in one backward pass."""
-        seeds, _ = tree_flatten(cotangent)
+        if cotangent is None:
+            raise TypeError(f"pullback: the cotangent for {self._fname} is None; pass an "
+                            "array of the output's shape (np.ones_like(out) for a sum)")
+        seeds = (tree_flatten(cotangent)[0] if self._out_def is False
+                 else _leaves_in(cotangent, self._out_def, "the cotangent", self._fname))
         if len(seeds) != len(self._outs):
             raise TypeError(
                 f"pullback: the cotangent for {self._fname} has {len(seeds)} leaves but its "

@@ -85,10 +85,11 @@ def _schedule(lr):
 
 def _lr_at(schedule, count):
     lr = schedule(count)
-    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr):
+    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr) or (
+            lr < 0):
         raise TypeError(
             f"pullback: the lr schedule returned {lr!r} at step {count}; it must return a "
-            "finite float"
+            "finite float of at least 0 (a negative one would climb the loss)"
         )
     return float(lr)  # a Python float: it keeps float32 params float32
 

@@ -402,7 +402,19 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     >>> type(pb.param(np.array([1.0, 3.0])).argmax())
     <class 'numpy.int64'>
     """
+    mine = sys._getframe(1).f_globals.get("__name__", "").startswith("pullback.")
     for func in map(_original, funcs):
+        if not _interceptable(func):
+            raise TypeError(
+                f"pullback.nondifferentiable: {name_of(func)} is neither a NumPy function nor "
+                "a pullback.primitive, so calls to it cannot be intercepted; decorate it with "
+                "@pb.primitive first, or return pb.stop_gradient(...) of its result"
+            )
+        if func in rules and not mine and origin.get(func, "").startswith("pullback."):
+            raise TypeError(
+                f"pullback.nondifferentiable: {name_of(func)} has a derivative rule; for a "
+                "constant result in your code write pb.stop_gradient(f(x)) instead"
+            )
         nondiff.add(func)
         rules.pop(func, None)
 

@@ -61,9 +61,16 @@ def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 
     >>> pb.check_grads(lambda x: np.sum(np.tanh(x) ** 2), np.random.randn(3), order=2)
     >>> pb.check_grads(lambda x, n: np.sum(x ** n), np.random.randn(3), 3)
     """
+    if not (isinstance(order, int) and order >= 1):
+        raise ValueError(f"pullback: check_grads needs order 1 or 2, got {order!r}")
     given, treedef = tree_flatten(tuple(args))
     leaves = [_as_float64(x) for x in given]
     fixed = [np.asarray(x).dtype.kind not in "fc" for x in leaves]
+    if all(fixed):  # nothing would be checked: a pass would say nothing
+        raise ValueError(
+            "pullback: check_grads got no floating-point argument to check (integer, boolean "
+            "and string arguments are held fixed); pass floats, np.asarray(x, dtype=float)"
+        )
     if any(fixed):
         def on_inexact(*free: Any) -> Any:
             it = iter(free)

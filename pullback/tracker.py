@@ -150,6 +150,11 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                 f"pullback: backward() got a cotangent of shape {np.shape(plain(seed))} "
                 f"for a value of shape {np.shape(plain(self))}"
             )
+        if np.iscomplexobj(plain(seed)) and not np.iscomplexobj(plain(self)):
+            raise TypeError(
+                "pullback: backward() got a complex cotangent for a real value: its "
+                "imaginary part would be dropped. Pass a real cotangent (np.real(ct))."
+            )
     if node is None:
         finished = isinstance(self, Tracked) and any(
             lvl not in live_levels for lvl in _levels_of(self))

@@ -82,6 +82,20 @@ def _require_real(values, fname, what, fix):
         raise TypeError(f"pullback: {fname} has complex {what}; {fix}")
 
 
+def _require_outputs(outs, fname, integers=False):
+    """A Jacobian's outputs must be arrays of floating-point (or complex) numbers: None (a
+    missing return) or an integer or boolean result would give zeros without a word. (A
+    jvp's integer output has a zero tangent, as JAX's.)"""
+    for o in outs:
+        if o is None:
+            raise TypeError(f"pullback: {fname} returned None (is a return statement "
+                            "missing?); its derivative needs array outputs")
+        if not integers and _dtype(o).kind in "biu":
+            raise TypeError(
+                f"pullback: {fname} has an output of dtype {_dtype(o)}: a comparison, a count "
+                "or np.argmax has no derivative. Return floating-point outputs")
+
+
 def _require_tuples(fname, transform, primals, tangents, example):
     """``primals`` and ``tangents`` must be sequences with one entry per argument: an
     array would be split into its rows by ``tuple()``."""
@@ -141,6 +155,7 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
             "(x * (1 + 0j))."
         )
     lin, outs, out_def = linearize(f, primals, {}, range(len(primals)))
+    _require_outputs(outs, fname, integers=True)
     pull = VJP(lin, outs, fname)
     value = tree_unflatten(out_def, [strip(o) for o in outs])
     upull, live = _tangent_pullback(pull, outs, fname)
@@ -173,6 +188,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
+        _require_outputs(outs, fname)
         _require_real(outs, fname, "outputs", "take np.real/np.imag of them, or use pb.vjp")
         pull = VJP(lin, outs, fname)
         if single and out_def is None and not chunk_size and len(lin.inputs[0][2]) == 1 \
@@ -225,6 +241,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def jacfwd_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
+        _require_outputs(outs, fname)
         leaves = [x for _, flat, _ in lin.inputs for x in flat]
         _require_real(leaves, fname, "arguments", "use pb.jacobian or pb.vjp")
         pull = VJP(lin, outs, fname)
@@ -345,7 +362,8 @@ def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
     single, nums = normalize_argnums(argnums, len(primals), fname)
     gf = grad(f, nums)
     lin, outs, out_def = linearize(gf, primals, {}, nums)
-    cts = VJP(lin, outs, fname)(tuple(tangents))
+    tangents = tuple(tangents)  # (the gradient's structure: one tree, or a tuple of them)
+    cts = VJP(lin, outs, fname, out_def)(tangents[0] if single else tangents)
     return cts[0] if single else cts
 
 

@@ -9,6 +9,7 @@ from typing import Any, TypeAlias
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map"]
 
 LEAF = None  # the treedef of a leaf
+_END = object()
 
 # a treedef: LEAF, or (the node's type, the children's treedefs, a dict's keys or None)
 TreeDef: TypeAlias = "tuple[type, list[TreeDef], list[Any] | None] | None"
@@ -62,7 +63,15 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     >>> pb.tree_unflatten(treedef, [2 * leaves[0], 0.0, 1.0])
     {'W': array([2., 2.]), 'b': (0.0, 1.0)}
     """
-    return _build(treedef, iter(leaves))
+    it = iter(leaves)
+    try:
+        tree = _build(treedef, it)
+    except StopIteration:
+        tree = _END
+    if tree is _END or next(it, _END) is not _END:
+        raise ValueError("pullback: tree_unflatten got " + (
+            "fewer leaves" if tree is _END else "more leaves") + " than the structure holds")
+    return tree
 
 
 def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:

@@ -418,3 +418,67 @@ def test_stop_gradient_of_a_tracked_array_is_read_only():
     s.copy()[0] = 1.0  # a copy is the user's own
     plain = np.ones(2)
     assert pb.stop_gradient(plain) is plain  # a plain array is left as it is
+
+
+# ---------------------------------------------------------------------------- API misuse
+
+def test_an_integer_or_boolean_output_is_refused_not_differentiated_as_zero():
+    x = np.array([1.0, -2.0, 3.0])
+    for call in (lambda: pb.grad(lambda x: np.sum(x) > 0)(x),
+                 lambda: pb.grad(lambda x: np.argmax(x))(x),
+                 lambda: pb.grad(lambda x: 3)(x),
+                 lambda: pb.hessian(lambda x: np.sum(x > 0))(x)):
+        with pytest.raises(TypeError, match="needs a floating-point output"):
+            call()
+    with pytest.raises(TypeError, match="output of dtype bool"):
+        pb.jacobian(lambda x: x > 0)(x)
+    with pytest.raises(TypeError, match="returned None"):
+        pb.jacobian(lambda x: None)(x)
+    with pytest.raises(TypeError, match="returned None"):
+        pb.jvp(lambda x: None, (x,), (x,))
+    assert np.array_equal(pb.grad(lambda x: 0.0)(x), np.zeros(3))  # a float constant: zero
+
+
+def test_a_dict_cotangent_is_matched_by_key_and_its_structure_checked():
+    x = np.array([1.0, 2.0, 3.0])
+    _, vjp_fn = pb.vjp(lambda x: {"a": x, "b": 10.0 * x}, x)
+    (g,) = vjp_fn({"b": np.ones(3), "a": np.zeros(3)})
+    np.testing.assert_array_equal(g, np.full(3, 10.0))
+    with pytest.raises(TypeError, match="the output's keys"):
+        vjp_fn({"b": np.ones(3)})
+    with pytest.raises(TypeError, match="is None"):
+        pb.vjp(np.sum, x)[1](None)
+    (hv,) = pb.hvp(lambda d: np.sum(d["a"] ** 2 + 10 * d["b"] ** 2), ({"a": x, "b": x},),
+                   ({"b": np.ones(3), "a": np.zeros(3)},))
+    np.testing.assert_array_equal(hv["a"], np.zeros(3))
+    np.testing.assert_array_equal(hv["b"], np.full(3, 20.0))
+
+
+def test_backward_refuses_a_complex_cotangent_for_a_real_value():
+    p = pb.param(np.ones(3))
+    with pytest.raises(TypeError, match="imaginary part would be dropped"):
+        (p * 2.0).backward(np.ones(3) * 1j)
+
+
+def test_nondifferentiable_refuses_what_it_cannot_intercept_or_a_rule_of_the_library():
+    def twice(x):
+        return 2 * x
+
+    with pytest.raises(TypeError, match="neither a NumPy function nor a pullback.primitive"):
+        pb.nondifferentiable(twice)
+    with pytest.raises(TypeError, match="np.sinh has a derivative rule"):
+        pb.nondifferentiable(np.sinh)
+    np.testing.assert_allclose(pb.grad(lambda x: np.sinh(x))(0.0), 1.0)  # still its rule
+
+
+def test_check_grads_tree_unflatten_and_schedules_refuse_what_would_pass_silently():
+    with pytest.raises(ValueError, match="no floating-point argument"):
+        pb.check_grads(lambda x: x ** 2, np.array([1, 2]))
+    with pytest.raises(ValueError, match="order 1 or 2"):
+        pb.check_grads(lambda x: x ** 2, np.ones(2), order=0)
+    _, treedef = pb.tree_flatten((1, 2, 3))
+    for leaves in ([1, 2, 3, 4], [1, 2]):
+        with pytest.raises(ValueError, match="leaves than the structure holds"):
+            pb.tree_unflatten(treedef, leaves)
+    with pytest.raises(TypeError, match="at least 0"):
+        pb.optim.SGD(lambda count: -1.0).step([pb.param(np.ones(2))])
