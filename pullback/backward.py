@@ -80,10 +80,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             continue
         if rule is FREED:
             raise RuntimeError(
-                "pullback: backward() through a graph that an earlier backward() already "
-                "freed. Pass retain_graph=True to the first backward() to keep the graph "
-                "for another pass, or recompute the loss."
-            )
+                "pullback: backward() through a graph that an earlier backward() already freed. "
+                "Pass retain_graph=True to the first backward() to keep it, or recompute the loss.")
         if visited is not None:
             visited.append(node)
         if written:
@@ -318,6 +316,8 @@ def _fit(ct, cshape, target, nb, rule, v):
         if kept is not None:  # .reshape: the ndarray's, or ArrayMethods' for a tracked value
             ct = ct.reshape(kept)
         if ct.shape != target:  # a small cotangent is copied out: np.broadcast_to costs far
+            if not getattr(getattr(rule, "rule", rule), "__module__", "").startswith("pullback"):
+                raise ValueError  # a user's pullback, as PyTorch's and JAX's, fits its own
             if is_lazy(v):  # more (bench/NOTES.md); a Dask input lends its chunks
                 ct = ct + np.zeros_like(v)
             elif ct.__class__ is np.ndarray and math.prod(target) <= 65536:

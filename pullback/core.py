@@ -383,8 +383,7 @@ def _ufunc_call(ufunc, inputs, kwargs):
 
 def _ufunc_method(ufunc, method, inputs, kwargs):
     """``ufunc.reduce(x)`` and the other ufunc methods on tracked values: ``outer`` for
-    every ufunc with a rule, ``at`` refused but where registered, the rest from the
-    registry's table."""
+    every ufunc with a rule, the rest (``np.add.at`` too) from the registry's table."""
     if ufunc in nondiff:
         return getattr(ufunc, method)(*[map_boxes(a, plain) for a in inputs],
                                       **{k: map_boxes(v, plain) for k, v in kwargs.items()})

@@ -226,6 +226,9 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     >>> pb.grad(lambda x: np.sum(5.0 * clipped(x)))(np.zeros(2))
     array([1., 1.])
     """
+    if not callable(fn):
+        raise TypeError(f"pullback: pb.hook(fn, x) takes the function first; got a "
+                        f"{type(fn).__name__}")
     if state.no_grad:
         return plain(x)
     x = drop_finished(x)
@@ -234,7 +237,13 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
 
     def hook_pullback(g):
         out = fn(g)
-        return (g if out is None else out,)  # a hook returning None only looks
+        if out is None:  # a hook returning None only looks
+            return (g,)
+        if shape_of(out) != shape_of(g):  # (a smaller one would be broadcast up, silently)
+            raise ValueError(f"pullback: the hook {fname_of(fn)} returned a cotangent of "
+                             f"shape {shape_of(out)} for one of shape {shape_of(g)}; return "
+                             "one of the same shape")
+        return (out,)
 
     return record(hook(fn, x.value), hook_pullback, x.level, (x,))
 

@@ -482,3 +482,25 @@ def test_check_grads_tree_unflatten_and_schedules_refuse_what_would_pass_silentl
             pb.tree_unflatten(treedef, leaves)
     with pytest.raises(TypeError, match="at least 0"):
         pb.optim.SGD(lambda count: -1.0).step([pb.param(np.ones(2))])
+
+
+@pb.primitive
+def _total(x):
+    return np.sum(x)
+
+
+@pb.rrule(_total)
+def _total_rule(x):
+    return _total(x), lambda g: (np.sum(2 * g),)  # a scalar for an input of shape (3,)
+
+
+def test_a_users_cotangent_smaller_than_its_input_is_refused_not_broadcast():
+    # as PyTorch and JAX: broadcasting it up would give every entry the same gradient
+    x = np.ones(3)
+    with pytest.raises(ValueError, match=r"returned a cotangent of shape \(\) for an input "
+                                         r"of shape \(3,\)"):
+        pb.grad(lambda x: _total(x) * 1.0)(x)
+    with pytest.raises(ValueError, match=r"the hook .*<lambda> returned a cotangent of shape"):
+        pb.grad(lambda x: np.sum(pb.hook(lambda g: 7.0, x)))(x)
+    with pytest.raises(TypeError, match="takes the function first"):
+        pb.grad(lambda x: np.sum(pb.hook(x, lambda g: g)))(x)
