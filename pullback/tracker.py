@@ -77,7 +77,8 @@ def param(x: ArrayLike | Tracked) -> Param:
         value = x
     elif is_foreign(x):  # another library's array (CuPy, Dask): copied there
         other: Any = x
-        value = np.copy(other) if other.dtype.kind in "fc" else other.astype(np.float64)
+        # (its own copy method: np.copy would compute a Dask array)
+        value = other.copy() if other.dtype.kind in "fc" else other.astype(np.float64)
     else:
         value = np.array(x)
         if value.dtype.kind not in "biufc":

@@ -376,8 +376,12 @@ def write(x, index, v):
             "pullback: a write inside pb.no_grad() into a tracked value computed with a "
             "gradient cannot be recorded; write outside no_grad, or into a copy"
         )
-    if hasattr(x, "updated") and isinstance(xv, np.ndarray) and is_held(_owner(xv)):
-        x.updated = next(_seq)  # a param a graph still needs: its backward() refuses
+    if hasattr(x, "updated") and isinstance(xv, np.ndarray):
+        if is_held(_owner(xv)):
+            x.updated = next(_seq)  # a param a graph still needs: its backward() refuses
+        elif xv.flags.writeable and shape_of(new) == xv.shape and plain(new).dtype == xv.dtype:
+            xv[...] = plain(new)  # its own array, in place (as PyTorch's and pb.update's)
+            return
     x.value = plain(new) if x.level in live_levels else new
 
 

@@ -39,3 +39,13 @@ def test_scipy_fft_of_tracked_values_as_users_write_it():
     pb.check_grads(power, x, order=2)
     pb.check_grads(lambda x: np.sum(scipy.signal.fftconvolve(x, x[:3]) ** 2), x, order=2)
     assert type(scipy.fft.fft(x)) is np.ndarray  # a plain call is SciPy's own
+
+
+def test_the_cosine_and_sine_transforms_name_themselves_without_a_rule():
+    import pytest
+
+    for name in ("dct", "idct", "dst", "idst", "dctn"):
+        transform = getattr(scipy.fft, name)
+        with pytest.raises(pb.NoRuleError, match=f"scipy.fft.{name}"):
+            pb.grad(lambda x, t=transform: np.sum(t(x)))(np.ones(4))
+        assert transform(np.ones(4)).shape == (4,)  # a plain call is SciPy's
