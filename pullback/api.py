@@ -101,6 +101,11 @@ def vjp(f: Callable[..., Any], *primals: Any,
     (array([0., 1., 2.]), array([1., 1., 1.]))
     """
     lin = Linearized(f, primals, {}, range(len(primals)))
+    if has_aux and not (isinstance(lin.out, (tuple, list)) and len(lin.out) == 2):
+        raise TypeError(
+            f"pullback: {fname_of(f)} was given to vjp with has_aux=True, so it must return a "
+            f"pair (out, aux); it returned {type(lin.out).__name__}"
+        )
     out, aux = lin.out if has_aux else (lin.out, None)
     outs, treedef = tree_flatten(out)
     value = tree_unflatten(treedef, [strip(o) for o in outs])

@@ -182,8 +182,9 @@ class Optimizer:
         """Update each param of ``ps`` (a ``pb.Params`` or an iterable of ``pb.param``) in
         place with its gradient in ``gs`` (a ``pb.Grads``), or its ``.grad`` when ``gs`` is
         None; each ``.grad`` is reset. Returns ``ps``."""
-        if isinstance(ps, Param):
-            raise TypeError("pullback: step() takes a list or a pb.Params of params: step([W])")
+        if isinstance(ps, (Param, dict)):
+            raise TypeError("pullback: step() takes a list or a pb.Params of params: step([W]), "
+                            "or step(list(d.values())) for a dict")
         if gs is not None and not isinstance(gs, Grads):
             raise TypeError(
                 f"pullback: gs must be a pb.Grads (from pb.gradient), got {type(gs).__name__}"

@@ -179,17 +179,32 @@ def objective(fun, flat, jac):
     """SciPy's ``fun`` and ``jac``: value and gradient in one pass when ``jac`` is None,
     else the user's own, seeing ``x`` in ``x0``'s structure."""
     if jac is None:
-        value_and_gradient = value_and_grad(lambda z, *args: fun(flat.unravel(z), *args),
-                                            losscheck=False)
+        def flat_fun(z, *args):
+            return fun(flat.unravel(z), *args)
+
+        flat_fun.__qualname__ = getattr(fun, "__qualname__", "fun")  # (errors name fun)
+        value_and_gradient = value_and_grad(flat_fun, losscheck=False)
 
         def fun_and_grad(z, *args):
-            value, g = value_and_gradient(z, *args)
+            try:
+                value, g = value_and_gradient(z, *args)
+            except TypeError as error:
+                if "needs a scalar output" not in str(error):
+                    raise
+                raise TypeError(f"{error} For a sum of squares of residuals r(x), minimize "
+                                "np.sum(r(x) ** 2), or use scipy.optimize.least_squares.") from None
             return scalar(value), np.asarray(g, dtype=np.float64)
 
         return fun_and_grad, True
     if jac is True:
         def fun_and_user_grad(z, *args):
-            value, g = fun(flat.unravel(z), *args)
+            result = fun(flat.unravel(z), *args)
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(
+                    "pullback: minimize with jac=True needs fun to return (value, gradient); "
+                    f"it returned {type(result).__name__}. Leave jac out, and pullback "
+                    "computes the gradient.")
+            value, g = result
             return scalar(plain(value)), flat.ravel(g)
 
         return fun_and_user_grad, True

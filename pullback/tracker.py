@@ -215,6 +215,10 @@ class Params:
     def __init__(self, params: Iterable[Param] = ()) -> None:
         self._params: list[Param] = []
         self._ids: set[int] = set()
+        if isinstance(params, (Tracked, dict)):  # (iterating one would give its rows, or keys)
+            raise TypeError(
+                f"pullback: Params takes a list of params, got a {type(params).__name__}: "
+                "write pb.Params([W]), or pb.Params(d.values()) for a dict")
         for p in params:
             self.add(p)
 

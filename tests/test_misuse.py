@@ -504,3 +504,17 @@ def test_a_users_cotangent_smaller_than_its_input_is_refused_not_broadcast():
         pb.grad(lambda x: np.sum(pb.hook(lambda g: 7.0, x)))(x)
     with pytest.raises(TypeError, match="takes the function first"):
         pb.grad(lambda x: np.sum(pb.hook(x, lambda g: g)))(x)
+
+
+def test_common_misuses_of_the_faces_say_what_to_write():
+    W = pb.param(np.ones(2))
+    for call, message in (
+            (lambda: pb.Params(W), r"pb\.Params\(\[W\]\)"),
+            (lambda: pb.gradient(lambda: np.sum(W), W), r"pb\.Params\(\[W\]\)"),
+            (lambda: pb.optim.SGD(0.1).step({"w": W}), r"list\(d\.values\(\)\)"),
+            (lambda: pb.vjp(lambda x: x, np.ones(2), has_aux=True), "must return a pair"),
+            (lambda: pb.minimize(lambda x: x ** 2, np.ones(2)), "least_squares"),
+            (lambda: pb.minimize(lambda x: np.sum(x ** 2), np.ones(2), jac=True),
+             r"return \(value, gradient\)")):
+        with pytest.raises(TypeError, match=message):
+            call()
