@@ -6,7 +6,15 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
 
-from .backward import VJP, Linearized, fname_of, normalize_argnums, scalar_seed, strip
+from .backward import (
+    VJP,
+    Linearized,
+    fname_of,
+    function_named,
+    normalize_argnums,
+    scalar_seed,
+    strip,
+)
 from .debug import loss_error
 from .lazy import after, checked, is_lazy
 from .registry import LossError
@@ -30,7 +38,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> value, g
     (np.float64(5.0), array([2., 4.]))
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.value_and_grad")
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -72,6 +80,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     >>> pb.grad(pb.grad(lambda x: x ** 3))(2.0)
     np.float64(12.0)
     """
+    function_named(f, "pb.grad")
     vg = value_and_grad(f, argnums, has_aux, losscheck)
 
     @functools.wraps(f)

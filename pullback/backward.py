@@ -518,6 +518,15 @@ def normalize_argnums(argnums, nargs, fname):
     return single, tuple(int(i) % nargs for i in nums)
 
 
+def function_named(f, transform):
+    """``fname_of(f)``, after checking that ``f`` is a function (``pb.grad(3)``, or the
+    arguments swapped, would fail only at the call, naming nothing)."""
+    if not callable(f):
+        raise TypeError(f"pullback: {transform} takes the function to differentiate first "
+                        f"(got {type(f).__name__})")
+    return fname_of(f)
+
+
 def fname_of(f):
     """How messages name a user's function: its name, never its repr (a functools.partial's
     repr prints the arrays it holds, and this runs on every call of a transform)."""

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .backend import is_foreign, on_backend, zeros_on
-from .backward import Linearized, fname_of
+from .backward import Linearized, fname_of, function_named
 from .core import (
     Tracked,
     apply,
@@ -124,7 +124,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     >>> g.shape
     (3, 3)
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.checkpoint")
 
     @functools.wraps(f)
     def checkpointed(*args: Any, **kwargs: Any) -> Any:

@@ -1140,6 +1140,9 @@ class Jitted:
     """
 
     def __init__(self, f: Callable[..., Any]) -> None:
+        if not callable(f):
+            raise TypeError(f"pullback: pb.jit takes the function to compile first (got "
+                            f"{type(f).__name__})")
         functools.update_wrapper(self, f)
         self._f = f
         name = "".join(c if c.isalnum() else "_" for c in getattr(f, "__name__", "f"))

@@ -19,7 +19,14 @@ import numpy as np
 
 from .api import grad
 from .backend import on_backend
-from .backward import VJP, as_result, fname_of, linearize, normalize_argnums, strip
+from .backward import (
+    VJP,
+    as_result,
+    function_named,
+    linearize,
+    normalize_argnums,
+    strip,
+)
 from .core import Tracked, box_at, is_complex, is_inexact, plain, shape_of
 from .registry import Elementwise
 from .tree import tree_flatten, tree_unflatten
@@ -137,7 +144,7 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
     >>> out, t
     (np.float64(0.0), np.float64(2.0))
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.jvp")
     _require_tuples(fname, "jvp", primals, tangents, "pb.jvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
     flat_p, pdef = tree_flatten(primals)
@@ -182,7 +189,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> J.shape
     (2, 3)
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.jacobian")
 
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
@@ -235,7 +242,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     array([[0., 2.],
            [0., 1.]])
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.jacfwd")
 
     @functools.wraps(f)
     def jacfwd_f(*args: Any, **kwargs: Any) -> Any:
@@ -354,7 +361,7 @@ def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
     >>> Hv
     array([ 6., 12.])
     """
-    fname = fname_of(f)
+    fname = function_named(f, "pb.hvp")
     _require_tuples(fname, "hvp", primals, tangents, "pb.hvp(f, (x,), (v,))")
     primals = tuple(primals)
     if argnums is None:

@@ -518,3 +518,10 @@ def test_common_misuses_of_the_faces_say_what_to_write():
              r"return \(value, gradient\)")):
         with pytest.raises(TypeError, match=message):
             call()
+
+
+@pytest.mark.parametrize("transform", [pb.grad, pb.value_and_grad, pb.jacobian, pb.jacfwd,
+                                       pb.hessian, pb.jit, pb.checkpoint])
+def test_a_transform_given_no_function_says_so_at_once(transform):
+    with pytest.raises(TypeError, match="takes the function to .* first"):
+        transform(np.ones(2))
