@@ -79,7 +79,7 @@ def _schedule(lr):
             f"pullback: lr must be a float or a schedule (a callable of the step count "
             f"returning a float), got {type(lr).__name__}"
         )
-    lr = _number(lr, "lr")
+    lr = _number(lr, "lr", high_open=True)  # (inf: the first step would be NaN)
     return lambda count: lr
 
 

@@ -319,6 +319,12 @@ def elementwise(func: Callable[..., Any], *derivs: Any, singular: bool = False) 
     >>> pb.grad(np.exp2)(1.0)
     np.float64(1.3862943611198906)
     """
+    if isinstance(func, np.ufunc) and len(derivs) != func.nin or not derivs or not all(
+            d is None or d is ONE or d is MINUS_ONE or callable(d) for d in derivs):
+        raise TypeError(
+            f"pullback.elementwise({name_of(func)}, ...) takes one local derivative per "
+            "argument (a function (ans, *args) -> derivative, ONE, MINUS_ONE or None); got "
+            f"{len(derivs)}" + (f" for {func.nin}" if isinstance(func, np.ufunc) else ""))
     _register(func, Elementwise(func, derivs, singular))
 
 
@@ -422,12 +428,19 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
 def ufunc_method(ufunc: np.ufunc, method: str) -> Callable[[F], F]:
     """Declare how ``ufunc.method`` (``reduce``, ``accumulate``, ``reduceat``) is computed
     on tracked values, in terms of functions that have rules (decorator). ``outer`` is
-    computed for every ufunc with a rule, and ``at`` is refused, by the engine itself.
+    computed for every ufunc with a rule by the engine itself; ``at`` without a rule is
+    refused.
 
     >>> @pb.ufunc_method(np.maximum, "reduce")
     ... def maximum_reduce(a, axis=0, **kwargs):
     ...     return np.max(a, axis=axis, **kwargs)
     """
+    if not isinstance(ufunc, np.ufunc) or method not in ("reduce", "accumulate", "reduceat",
+                                                         "at"):
+        raise TypeError(f"pullback.ufunc_method takes a NumPy ufunc and one of its methods "
+                        f"'reduce', 'accumulate', 'reduceat', 'at'; got {name_of(ufunc)}, "
+                        f"{method!r}")
+
     def register(impl: F) -> F:
         ufunc_methods[(ufunc, method)] = impl
         return impl

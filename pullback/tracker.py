@@ -332,6 +332,8 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
     d = plain(delta)
     value = plain(x.value)
+    if not is_foreign(d) and np.asarray(d).dtype.kind not in "biufc":
+        raise TypeError(f"pullback: update needs a numeric step, got {type(d).__name__}")
     if is_lazy(d) and not is_lazy(value):  # a Dask step (a gradient of lazy data) for a
         d = np.asarray(d)  # NumPy param: computed here, where the param changes
     shape = np.shape(value)

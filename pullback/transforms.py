@@ -190,6 +190,10 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     (2, 3)
     """
     fname = function_named(f, "pb.jacobian")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
+            chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"pullback: jacobian's chunk_size must be a positive integer (rows "
+                         f"per backward pass) or None for all at once, got {chunk_size!r}")
 
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:

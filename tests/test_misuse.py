@@ -525,3 +525,17 @@ def test_common_misuses_of_the_faces_say_what_to_write():
 def test_a_transform_given_no_function_says_so_at_once(transform):
     with pytest.raises(TypeError, match="takes the function to .* first"):
         transform(np.ones(2))
+
+
+def test_registrations_and_settings_are_checked_where_they_are_given():
+    for call in (lambda: pb.ufunc_method(np.sin, "redcue"),
+                 lambda: pb.ufunc_method(np.sum, "reduce"),
+                 lambda: pb.elementwise(np.hypot, lambda ans, x, y: x / ans),
+                 lambda: pb.elementwise(np.hypot, 1.0, 2.0),
+                 lambda: pb.update(pb.param(np.ones(2)), "a")):
+        with pytest.raises(TypeError, match="pullback"):
+            call()
+    for call in (lambda: pb.optim.SGD(np.inf), lambda: pb.jacobian(np.sin, chunk_size=0)):
+        with pytest.raises(ValueError, match="pullback"):
+            call()
+    np.testing.assert_array_equal(pb.index_add(np.ones(2), [0, 0], 3), [2.0, 0.0, 0.0])

@@ -131,6 +131,7 @@ def index_add(g, index, shape):
     >>> index_add(np.ones(3), [0, 0, 2], (4,))
     array([2., 0., 1., 0.])
     """
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)  # (as NumPy's)
     items, front = normalize_index(index, len(shape))
     g = _items_layout(g, front)
     out = zeros_on(g, tuple(shape), np.result_type(g))
