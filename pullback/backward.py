@@ -451,7 +451,7 @@ def make_leaf(x, level, what):
         raise TypeError(
             f"pullback: {what} has dtype {dtype}; gradients are defined for floating-point "
             "and complex inputs only. Convert it first (x.astype(float)), or leave it out "
-            "of argnums."
+            "of argnums (pb.vjp and pb.jvp differentiate every argument: close over it)."
         )
     return Tracked(value, level)
 

@@ -322,6 +322,11 @@ class detect_anomaly(_Watching):
 
     check = True
 
+    def __init__(self, *args: Any) -> None:
+        if args:  # @pb.detect_anomaly without the parentheses
+            raise TypeError("pullback: write @pb.detect_anomaly() with parentheses, or use "
+                            "it as `with pb.detect_anomaly():`")
+
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def detect_anomaly_wrapper(*args: Any, **kwargs: Any) -> Any:

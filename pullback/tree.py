@@ -74,11 +74,19 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     return tree
 
 
-def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
-    """``tree`` with ``fn`` applied to every leaf.
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure,
+    ``fn`` of the leaves in the same place (JAX's ``tree_map``).
 
     >>> pb.tree_map(np.zeros_like, {"W": np.ones(2), "b": (np.ones(1),)})
     {'W': array([0., 0.]), 'b': (array([0.]),)}
+    >>> pb.tree_map(lambda p, g: p - 0.1 * g, {"W": np.ones(2)}, {"W": np.ones(2)})
+    {'W': array([0.9, 0.9])}
     """
     leaves, treedef = tree_flatten(tree)
-    return tree_unflatten(treedef, [fn(x) for x in leaves])
+    others = [tree_flatten(t) for t in rest]
+    for k, (_, other) in enumerate(others):
+        if other != treedef:
+            raise ValueError(f"pullback: tree_map's tree {k + 2} has another structure than "
+                             "the first")
+    return tree_unflatten(treedef, [fn(*xs) for xs in zip(leaves, *(o for o, _ in others))])

@@ -539,3 +539,12 @@ def test_registrations_and_settings_are_checked_where_they_are_given():
         with pytest.raises(ValueError, match="pullback"):
             call()
     np.testing.assert_array_equal(pb.index_add(np.ones(2), [0, 0], 3), [2.0, 0.0, 0.0])
+
+
+def test_detect_anomaly_without_parentheses_and_tree_map_of_several_trees():
+    with pytest.raises(TypeError, match=r"@pb\.detect_anomaly\(\) with parentheses"):
+        pb.detect_anomaly(lambda x: x)
+    step = pb.tree_map(lambda p, g: p - 0.5 * g, {"W": np.ones(2)}, {"W": np.ones(2)})
+    np.testing.assert_array_equal(step["W"], [0.5, 0.5])
+    with pytest.raises(ValueError, match="another structure"):
+        pb.tree_map(lambda a, b: a, (1.0, 2.0), [1.0, 2.0])
