@@ -954,16 +954,20 @@ class _Watched:
                     a.dtype)
                 np.copyto(a, saved.reshape(a.shape))
                 return
-            parent = self.root
-            for attribute, key in self.steps[:-1]:
-                parent = getattr(parent, key) if attribute else parent[key]
-            attribute, key = self.steps[-1]
-            if attribute:
-                setattr(parent, key, self.array)
-            else:
-                parent[key] = self.array
+            self._put_back()
         except (LookupError, AttributeError, TypeError, ValueError):
             pass  # (a read-only array, an immutable container: left as the trace left it)
+
+    def _put_back(self):
+        """Put what the trace found back at its place (another value was put there)."""
+        parent = self.root
+        for attribute, key in self.steps[:-1]:
+            parent = getattr(parent, key) if attribute else parent[key]
+        attribute, key = self.steps[-1]
+        if attribute:
+            setattr(parent, key, self.array)
+        else:
+            parent[key] = self.array
 
 
 class _WatchedNumber(_Watched):
@@ -987,16 +991,9 @@ class _WatchedNumber(_Watched):
 
     def restore(self):
         try:
-            parent = self.root
-            for attribute, key in self.steps[:-1]:
-                parent = getattr(parent, key) if attribute else parent[key]
-            attribute, key = self.steps[-1]
-            if attribute:
-                setattr(parent, key, self.array)
-            else:
-                parent[key] = self.array
+            self._put_back()
         except (LookupError, AttributeError, TypeError, ValueError):
-            pass
+            pass  # (an immutable container: left as the trace left it)
 
 
 _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
