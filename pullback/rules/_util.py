@@ -102,12 +102,6 @@ def listed(ct, entry, ndim):
     return [listed(ct[lead + (i,)], e, ndim - 1) for i, e in enumerate(entry)]
 
 
-def as_one_array(a):
-    """An argument read as one array, with a list or tuple of values (plain, or tracked at
-    lower nesting levels) made one with ``np.array``, as NumPy's own functions read it."""
-    return np.array(a) if type(a) is list or type(a) is tuple else a
-
-
 def rrule_if_present(module, name):
     """``rrule`` for ``module.name`` where this NumPy has it (NumPy 2 added several
     functions: ``np.trapezoid``, ``np.linalg.svdvals``, ...); elsewhere a decorator that

@@ -24,7 +24,7 @@ from ..extend import (
     rrule,
     shape_of,
 )
-from ._util import as_one_array, intercept, listed, normalize_axes, unreduce
+from ._util import as_array, intercept, listed, normalize_axes, unreduce
 
 polygamma = intercept(special, "polygamma")
 multigammaln = intercept(special, "multigammaln")
@@ -273,7 +273,7 @@ def _end_axes(axis, ndim):
 
 @rrule(logsumexp)
 def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
-    given, a = a, as_one_array(a)  # logsumexp([x, y, 0.0]) reads its list as one array
+    given, a = a, as_array(a)  # logsumexp([x, y, 0.0]) reads its list as one array
     ans = logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
     shape = shape_of(a) if b is None else np.broadcast_shapes(shape_of(a), shape_of(b))
     ndim = len(shape_of(a))
@@ -297,7 +297,7 @@ def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 @rrule(softmax)
 def softmax_rule(x, axis=None):
-    given, x = x, as_one_array(x)
+    given, x = x, as_array(x)
     ans = softmax(x, axis=axis)
     ndim = len(shape_of(x))
     axes = _end_axes(axis, ndim)
@@ -311,7 +311,7 @@ def softmax_rule(x, axis=None):
 
 @rrule(log_softmax)
 def log_softmax_rule(x, axis=None):
-    given, x = x, as_one_array(x)
+    given, x = x, as_array(x)
     ans = log_softmax(x, axis=axis)
     ndim = len(shape_of(x))
     axes = _end_axes(axis, ndim)
