@@ -730,7 +730,11 @@ class VJP:
         self._fname = fname
         self._out_def = out_def  # the output's structure (False: not known)
 
-    def __call__(self, cotangent):
+    def __call__(self, cotangent, *more):
+        if more:
+            raise TypeError(f"pullback: the pullback of {self._fname} takes one cotangent "
+                            "with the output's structure: pass several as one tuple, "
+                            "vjp_fn((ct1, ct2))")
         return self.batched(cotangent, ())
 
     def batched(self, cotangent, batch_shape):
@@ -748,6 +752,9 @@ class VJP:
             )
         checked = []
         for k, (s, o) in enumerate(zip(seeds, self._outs)):
+            if isinstance(s, (str, bytes)) or s is None:
+                raise TypeError(f"pullback: cotangent {k} for {self._fname} is a "
+                                f"{type(s).__name__}; pass an array of the output's shape")
             want = batch_shape + shape_of(o)
             if shape_of(s) != want:
                 raise ValueError(

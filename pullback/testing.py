@@ -63,6 +63,8 @@ def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 
     """
     if not (isinstance(order, int) and order >= 1):
         raise ValueError(f"pullback: check_grads needs order 1 or 2, got {order!r}")
+    if not eps > 0:
+        raise ValueError(f"pullback: check_grads needs a step eps > 0, got {eps!r}")
     given, treedef = tree_flatten(tuple(args))
     leaves = [_as_float64(x) for x in given]
     fixed = [np.asarray(x).dtype.kind not in "fc" for x in leaves]
@@ -83,6 +85,9 @@ def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 
     args = tree_unflatten(treedef, leaves)
     rng = np.random.default_rng(seed)
     out, vjp_fn = vjp(f, *args)
+    if any(o is None for o in tree_flatten(out)[0]):
+        raise TypeError(f"pullback: check_grads: {getattr(f, '__qualname__', 'f')} returned "
+                        "None (is a return statement missing?)")
     u = tree_map(lambda o: _random_like(o, rng), out)
     v = tree_map(lambda a: _random_like(a, rng), args)
     analytic = _inner(vjp_fn(u), v)

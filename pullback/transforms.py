@@ -94,9 +94,10 @@ def _require_outputs(outs, fname, integers=False):
     missing return) or an integer or boolean result would give zeros without a word. (A
     jvp's integer output has a zero tangent, as JAX's.)"""
     for o in outs:
-        if o is None:
-            raise TypeError(f"pullback: {fname} returned None (is a return statement "
-                            "missing?); its derivative needs array outputs")
+        if o is None or isinstance(o, (str, bytes)):
+            raise TypeError(f"pullback: {fname} returned " + (
+                "None (is a return statement missing?)" if o is None else
+                f"a {type(o).__name__}") + "; its derivative needs array outputs")
         if not integers and _dtype(o).kind in "biu":
             raise TypeError(
                 f"pullback: {fname} has an output of dtype {_dtype(o)}: a comparison, a count "

@@ -548,3 +548,16 @@ def test_detect_anomaly_without_parentheses_and_tree_map_of_several_trees():
     np.testing.assert_array_equal(step["W"], [0.5, 0.5])
     with pytest.raises(ValueError, match="another structure"):
         pb.tree_map(lambda a, b: a, (1.0, 2.0), [1.0, 2.0])
+
+
+def test_more_misuses_of_vjp_and_check_grads_name_the_problem():
+    x = np.ones(3)
+    _, vjp_fn = pb.vjp(lambda x: x * 2.0, x)
+    for call, error, message in (
+            (lambda: vjp_fn(x, x), TypeError, "as one tuple"),
+            (lambda: vjp_fn("abc"), TypeError, "is a str"),
+            (lambda: pb.check_grads(lambda x: None, x), TypeError, "returned None"),
+            (lambda: pb.check_grads(lambda x: x, x, eps=0), ValueError, "eps > 0"),
+            (lambda: pb.jacobian(lambda x: "s")(x), TypeError, "returned a str")):
+        with pytest.raises(error, match=message):
+            call()
