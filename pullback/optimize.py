@@ -49,7 +49,9 @@ class Flat:
             if x.dtype.kind not in "biuf":
                 raise TypeError(
                     f"pullback: minimize works on real numbers; leaf {i} of x0 has dtype "
-                    f"{x.dtype}. Split a complex value into its real and imaginary parts"
+                    f"{x.dtype}" + (". Split a complex value into its real and imaginary parts"
+                                    if x.dtype.kind == "c" else f" ({type(leaf).__name__}): "
+                                    "pass the starting point as an array of floats")
                 )
             self.shapes.append(x.shape)
             self.dtypes.append(x.dtype if x.dtype.kind == "f" else np.dtype(np.float64))
@@ -259,6 +261,12 @@ def second_derivatives(fun, flat, method, jac, hess, hessp, HessianUpdateStrateg
 def flat_bounds(bounds, flat, Bounds):
     """``bounds`` as SciPy takes them: as given for an ``x0`` of one array or a ``Bounds``;
     from a pytree of ``(lo, hi)`` pairs (or ``Bounds``) otherwise."""
+    if (flat.single and isinstance(bounds, (tuple, list)) and bounds
+            and all(b is None or np.ndim(b) == 0 for b in bounds)):
+        raise ValueError(
+            f"pullback: bounds={tuple(bounds)!r} is not SciPy's form: it takes one (lo, hi) pair "
+            "per variable. For the same bounds on every variable write "
+            "scipy.optimize.Bounds(lo, hi), or [(lo, hi)] * x0.size")
     if bounds is None or flat.single or isinstance(bounds, Bounds):
         return bounds
     lower, upper = [], []

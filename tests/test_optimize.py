@@ -245,3 +245,12 @@ def test_jac_true_gets_second_derivatives_of_the_value(method):
     fd = np.array([(optimize.rosen_der(x + e) - optimize.rosen_der(x - e)) / 2e-6
                    for e in np.eye(5) * 1e-6]).T
     np.testing.assert_allclose(hessp(x, p) if hessp else hess(x) @ p, fd @ p, rtol=1e-6)
+
+
+def test_bounds_of_one_pair_and_a_non_numeric_x0_say_what_to_write():
+    f = lambda x: np.sum((x - 1.0) ** 2)  # noqa: E731
+    with pytest.raises(ValueError, match=r"Bounds\(lo, hi\), or \[\(lo, hi\)\] \* x0\.size"):
+        pb.minimize(f, np.zeros(2), bounds=(0.0, 0.5))
+    with pytest.raises(TypeError, match="an array of floats"):
+        pb.minimize(f, None)
+    np.testing.assert_allclose(pb.minimize(f, np.zeros(2), bounds=[(0.0, 0.5)] * 2).x, 0.5)
