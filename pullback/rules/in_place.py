@@ -1,9 +1,9 @@
 """NumPy's functions that write into their first argument (``np.copyto``, ``np.put``,
 ``np.putmask``, ``np.place``, ``np.put_along_axis``, ``np.fill_diagonal``, ``np.add.at``
-and ``np.subtract.at``), on a tracked target: each is
-the write ``a[index] = v`` it stands for, recorded as writes.py records every write, so
-that every name for the array (and every view of it) sees the new values. Into a plain
-array with a tracked value they are refused, as a plain array's ``a[i] = x`` is.
+and ``np.subtract.at``), on a tracked target: each is the write ``a[index] = v`` it stands
+for, recorded as writes.py records every write, so that every name for the array (and
+every view of it) sees the new values. Into a plain array with a tracked value they are
+refused, as a plain array's ``a[i] = x`` is.
 """
 
 import numpy as np
@@ -21,11 +21,11 @@ def _target(func, a):
     where = called_from()  # a library's code (scipy.stats' np.place into its output)
     fix = (f"The function of {where} has no derivative rule: give it one (pb.primitive and "
            "pb.rrule), or pass it plain values (pb.stop_gradient(x))" if where else
-           "Make the array tracked (a = np.zeros_like(x), or a = a + 0 * x), or build the "
-           "result out of place (np.where(mask, v, a))")
-    raise TypeError(f"pullback: {name}{f' (called by {where})' if where else ''} "
-                    f"writes a tracked value into a plain array, which would drop its "
-                    f"gradient. {fix}.")
+           "Make the array tracked (a = np.zeros_like(x)), or build the result out of "
+           "place (np.where(mask, v, a))")
+    by = f" (called by {where})" if where else ""
+    raise TypeError(f"pullback: {name}{by} writes a tracked value into a plain array, which "
+                    f"would drop its gradient. {fix}.")
 
 
 def _indices(func, a, ind, mode):
@@ -61,10 +61,10 @@ def putmask(a, mask, values):
     mask = np.asarray(plain(mask), dtype=bool)
     if mask.size != np.size(a):
         raise ValueError("putmask: mask and data must be the same size")
-    values = np.ravel(values)
+    mask, values = np.reshape(mask, np.shape(a)), np.ravel(values)
     if values.size:  # values is repeated over a's flat positions, as NumPy's
         full = np.reshape(values[np.arange(mask.size) % values.size], np.shape(a))
-        a[np.reshape(mask, np.shape(a))] = full[np.reshape(mask, np.shape(a))]
+        a[mask] = full[mask]
 
 
 def place(arr, mask, vals):
