@@ -632,7 +632,7 @@ class Linearized:
                 for box in boxes:
                     if box.value.__class__ is np.ndarray:
                         writes.view(box)
-        refusals.refused[0] = None
+        refusals.forget_refusals()
         try:
             self.out = f(*args, **kwargs)
         except (TypeError, ValueError) as error:  # one that hid a refusal: say it

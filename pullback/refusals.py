@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -58,15 +59,21 @@ def refuse_in_place(func: Any) -> TypeError:
     )
 
 
-# the last conversion refused, for a caller that gets another error instead: NumPy's
-# iterator (np.nditer) and some of its C paths catch __array__'s error and raise their own
-refused: list[Any] = [None]
+# the last conversion refused on this thread, for a caller that gets another error instead:
+# NumPy's iterator (np.nditer) and some of its C paths catch __array__'s error and raise
+# their own
+_last = threading.local()
+
+
+def forget_refusals() -> None:
+    """Start a call afresh (a transform's): no refusal seen yet."""
+    _last.message = None
 
 
 def swallowed(error: BaseException) -> BaseException | None:
     """An error to raise instead of ``error`` (a user function's, not pullback's) when a
     conversion was refused during the call: the refusal's message, with ``error``'s."""
-    message = refused[0]
+    message = getattr(_last, "message", None)
     if message is None or type(error) not in (TypeError, ValueError) or str(
             error).startswith("pullback:"):
         return None
@@ -80,7 +87,7 @@ def swallowed(error: BaseException) -> BaseException | None:
 def refuse_conversion(shape: tuple, dtype: Any) -> Any:
     """Refuse to make a tracked value a plain NumPy array (``Tracked.__array__``)."""
     where = called_from()
-    refused[0] = f"pullback: a tracked value (shape {shape}, dtype {dtype}) was refused " + (
+    _last.message = f"pullback: a tracked value (shape {shape}, dtype {dtype}) was refused " + (
         f"as a plain NumPy array (by {where})." if where else "as a plain NumPy array.")
     if where:  # a library's function that converts its arguments (to run compiled code)
         raise TypeError(
@@ -104,7 +111,7 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
 def refuse_scalar(kind: str) -> Any:
     """Refuse ``float()``, ``int()`` or ``complex()`` of a tracked value."""
     where = called_from()
-    refused[0] = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
+    _last.message = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
     raise TypeError(
         f"pullback: {kind}() of a tracked value{_by(where)} would drop its "
         "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "
