@@ -927,10 +927,7 @@ class _Watched:
         self.shape = array.shape
 
     def current(self):
-        x = self.root
-        for attribute, key in self.steps:
-            x = getattr(x, key) if attribute else x[key]
-        return x
+        return _follow(self.root, self.steps)
 
     def changed(self):
         try:
@@ -954,20 +951,9 @@ class _Watched:
                     a.dtype)
                 np.copyto(a, saved.reshape(a.shape))
                 return
-            self._put_back()
+            _assign(self.root, self.steps, self.array)  # (another array was put there)
         except (LookupError, AttributeError, TypeError, ValueError):
             pass  # (a read-only array, an immutable container: left as the trace left it)
-
-    def _put_back(self):
-        """Put what the trace found back at its place (another value was put there)."""
-        parent = self.root
-        for attribute, key in self.steps[:-1]:
-            parent = getattr(parent, key) if attribute else parent[key]
-        attribute, key = self.steps[-1]
-        if attribute:
-            setattr(parent, key, self.array)
-        else:
-            parent[key] = self.array
 
 
 class _WatchedNumber(_Watched):
@@ -991,7 +977,7 @@ class _WatchedNumber(_Watched):
 
     def restore(self):
         try:
-            self._put_back()
+            _assign(self.root, self.steps, self.array)
         except (LookupError, AttributeError, TypeError, ValueError):
             pass  # (an immutable container: left as the trace left it)
 
