@@ -740,9 +740,6 @@ class VJP:
     def batched(self, cotangent, batch_shape):
         """The pullback of a stack of cotangents, each with leading axes ``batch_shape``,
         in one backward pass."""
-        if cotangent is None:
-            raise TypeError(f"pullback: the cotangent for {self._fname} is None; pass an "
-                            "array of the output's shape (np.ones_like(out) for a sum)")
         seeds = (tree_flatten(cotangent)[0] if self._out_def is False
                  else _leaves_in(cotangent, self._out_def, "the cotangent", self._fname))
         if len(seeds) != len(self._outs):
@@ -752,9 +749,11 @@ class VJP:
             )
         checked = []
         for k, (s, o) in enumerate(zip(seeds, self._outs)):
-            if isinstance(s, (str, bytes)) or s is None:
-                raise TypeError(f"pullback: cotangent {k} for {self._fname} is a "
-                                f"{type(s).__name__}; pass an array of the output's shape")
+            if isinstance(s, (str, bytes)) or s is None:  # (None: NaN further on)
+                raise TypeError(
+                    f"pullback: cotangent {k} for {self._fname} is "
+                    + ("None" if s is None else f"a {type(s).__name__}")
+                    + "; pass an array of the output's shape (np.ones_like(out) for a sum)")
             want = batch_shape + shape_of(o)
             if shape_of(s) != want:
                 raise ValueError(
