@@ -40,6 +40,20 @@ def _indices(func, a, ind, mode):
     return ind
 
 
+def _cycled(values, n):
+    """The first ``n`` of the flat ``values`` repeated as needed, as NumPy's writing
+    functions take them."""
+    return values[np.arange(n) % values.size]
+
+
+def _mask_of(name, a, mask):
+    """``mask`` as booleans of ``a``'s shape; NumPy's error where it has another size."""
+    mask = np.asarray(plain(mask), dtype=bool)
+    if mask.size != np.size(a):
+        raise ValueError(f"{name}: mask and data must be the same size")
+    return np.reshape(mask, np.shape(a))
+
+
 def copyto(dst, src, casting="same_kind", where=True):
     _target(np.copyto, dst)
     mask = where if where is True else on_backend(plain(where), dst)
@@ -52,32 +66,25 @@ def put(a, ind, v, mode="raise"):
     _target(np.put, a)
     ind = _indices(np.put, a, ind, mode)
     v = np.ravel(v)
-    if ind.size and v.size:  # v is repeated as needed, as NumPy's
-        a.flat[ind] = v[np.arange(ind.size) % v.size]
+    if ind.size and v.size:
+        a.flat[ind] = _cycled(v, ind.size)
 
 
 def putmask(a, mask, values):
     _target(np.putmask, a)
-    mask = np.asarray(plain(mask), dtype=bool)
-    if mask.size != np.size(a):
-        raise ValueError("putmask: mask and data must be the same size")
-    mask, values = np.reshape(mask, np.shape(a)), np.ravel(values)
-    if values.size:  # values is repeated over a's flat positions, as NumPy's
-        full = np.reshape(values[np.arange(mask.size) % values.size], np.shape(a))
-        a[mask] = full[mask]
+    mask, values = _mask_of("putmask", a, mask), np.ravel(values)
+    if values.size:  # over a's flat positions
+        a[mask] = np.reshape(_cycled(values, mask.size), np.shape(a))[mask]
 
 
 def place(arr, mask, vals):
     _target(np.place, arr)
-    mask = np.asarray(plain(mask), dtype=bool)
-    if mask.size != np.size(arr):
-        raise ValueError("place: mask and data must be the same size")
-    mask, vals = np.reshape(mask, np.shape(arr)), np.ravel(vals)
+    mask, vals = _mask_of("place", arr, mask), np.ravel(vals)
     n = int(np.count_nonzero(mask))
     if n and not vals.size:
         raise ValueError("Cannot insert from an empty array!")
-    if n:  # the values in order at the places the mask holds, repeated as needed
-        arr[mask] = vals[np.arange(n) % vals.size]
+    if n:  # in order, at the places the mask holds
+        arr[mask] = _cycled(vals, n)
 
 
 def _numpys(func):
