@@ -119,3 +119,27 @@ def test_numpys_checks_hold_for_a_tracked_target():
 
     with pytest.raises(IndexError):
         pb.grad(out_of_bounds)(np.ones(2))
+
+
+def test_add_at_and_subtract_at_into_a_tracked_array_are_writes():
+    import pullback as pb
+
+    indices = np.array([0, 2, 2, 1])
+
+    def assembled(x):  # repeated indices add up, as NumPy's
+        a = np.zeros(4) * x[0]
+        np.add.at(a, indices, x ** 2)
+        np.subtract.at(a, [3, 3], x[:2])
+        np.add.at(a, 1, x[3])
+        return np.sum(a * np.arange(1.0, 5.0) ** 2)
+
+    def assembled_2d(x):
+        A = np.zeros((3, 2)) * x[0]
+        np.add.at(A, ([0, 2, 0], [1, 0, 1]), x[:3])
+        np.add.at(A, [1], x[:2])
+        return np.sum(A ** 2)
+
+    x = np.array([0.5, -1.0, 2.0, 0.3])
+    for f in (assembled, assembled_2d):
+        np.testing.assert_allclose(pb.value_and_grad(f)(x)[0], f(x.copy()), rtol=1e-12)
+        pb.check_grads(f, x, order=2)
