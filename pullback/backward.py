@@ -34,7 +34,7 @@ from .registry import (
     dropped_batch_axes,
     name_of,
 )
-from .tree import tree_flatten, tree_unflatten
+from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
@@ -689,29 +689,15 @@ def linearize(f, args, kwargs, argnums):
     return lin, outs, out_def
 
 
-def _leaves_in(tree, spec, where, fname):
-    """The leaves of ``tree`` in the order of the structure ``spec``: a dict's by key (in
-    any order), a tuple's or a list's by position; a different structure is refused."""
-    if spec is None:
-        return [tree]
-    kind, children, keys = spec
-    if keys is not None:
-        if not isinstance(tree, dict) or set(tree) != set(keys):
-            got = sorted(map(repr, tree)) if isinstance(tree, dict) else type(tree).__name__
-            raise TypeError(f"pullback: {where} for {fname} must be a dict with the output's "
-                            f"keys {sorted(map(repr, keys))}; got {got}")
-        return [leaf for k, c in zip(keys, children)
-                for leaf in _leaves_in(tree[k], c, f"{where}[{k!r}]", fname)]
-    if not isinstance(tree, (tuple, list)):
-        if len(children) == 1:  # one array for a 1-tuple: as before
-            return _leaves_in(tree, children[0], where, fname)
-        raise TypeError(f"pullback: {where} for {fname} must be a {kind.__name__} of "
-                        f"{len(children)}, as the output is; got {type(tree).__name__}")
-    if len(tree) != len(children):
-        raise TypeError(f"pullback: {where} for {fname} has {len(tree)} entries, the output "
-                        f"{len(children)}")
-    return [leaf for i, (t, c) in enumerate(zip(tree, children))
-            for leaf in _leaves_in(t, c, f"{where}[{i}]", fname)]
+def _leaves_in(tree, spec, fname):
+    """The leaves of the cotangent ``tree`` in the order of the output's structure
+    ``spec`` (tree.leaves_by); a different structure is refused, saying where."""
+    try:
+        return leaves_by(spec, tree, bare_singletons=True)  # (one array for a 1-tuple)
+    except StructureMismatch as m:
+        raise TypeError(f"pullback: the cotangent for {fname} must have the output's "
+                        f"structure; at out{m.path} the output has {m.want}, the cotangent "
+                        f"{m.got}") from None
 
 
 class VJP:
@@ -741,7 +727,7 @@ class VJP:
         """The pullback of a stack of cotangents, each with leading axes ``batch_shape``,
         in one backward pass."""
         seeds = (tree_flatten(cotangent)[0] if self._out_def is False
-                 else _leaves_in(cotangent, self._out_def, "the cotangent", self._fname))
+                 else _leaves_in(cotangent, self._out_def, self._fname))
         if len(seeds) != len(self._outs):
             raise TypeError(
                 f"pullback: the cotangent for {self._fname} has {len(seeds)} leaves but its "

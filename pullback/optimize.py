@@ -18,7 +18,7 @@ import numpy as np
 from .api import value_and_grad
 from .core import plain
 from .transforms import hessian, hvp, jacobian
-from .tree import tree_flatten, tree_unflatten
+from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
@@ -100,39 +100,11 @@ class Flat:
     def match(self, tree, what):
         """The entries of ``tree``, a pytree of ``x0``'s structure whose leaves may be
         pairs, one per leaf of ``x0``."""
-        skeleton = tree_unflatten(self.treedef, list(range(len(self.shapes))))
-        found = [None] * len(self.shapes)
-
-        def walk(node, entry, path):
-            if type(node) is int:
-                found[node] = entry
-            elif isinstance(node, dict):
-                if not isinstance(entry, dict) or set(entry) != set(node):
-                    raise ValueError(
-                        f"pullback: {what} must have x0's structure; at x0{path} x0 has keys "
-                        f"{sorted(node)}, {what} {describe(entry)}"
-                    )
-                for key in node:
-                    walk(node[key], entry[key], f"{path}[{key!r}]")
-            else:
-                if not isinstance(entry, (tuple, list)) or len(entry) != len(node):
-                    raise ValueError(
-                        f"pullback: {what} must have x0's structure; at x0{path} x0 has "
-                        f"{len(node)} items, {what} {describe(entry)}"
-                    )
-                for i, (child, sub) in enumerate(zip(node, entry)):
-                    walk(child, sub, f"{path}[{i}]")
-
-        walk(skeleton, tree, "")
-        return found
-
-
-def describe(entry):
-    if isinstance(entry, dict):
-        return f"has keys {sorted(entry)}"
-    if isinstance(entry, (tuple, list)):
-        return f"has {len(entry)} items"
-    return f"has {type(entry).__name__}"
+        try:
+            return leaves_by(self.treedef, tree)
+        except StructureMismatch as m:
+            raise ValueError(f"pullback: {what} must have x0's structure; at x0{m.path} x0 "
+                             f"has {m.want}, {what} has {m.got}") from None
 
 
 def ravel_output(out):

@@ -74,6 +74,61 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     return tree
 
 
+class StructureMismatch(ValueError):
+    """Raised by ``leaves_by``: where ``tree`` leaves ``treedef``'s structure (``path``, as
+    ``"['W'][0]"``), and what each has there, in words (``want``, ``got``)."""
+
+    def __init__(self, path, want, got):
+        super().__init__(f"at {path or 'the top'}: {want} expected, {got} given")
+        self.path, self.want, self.got = path, want, got
+
+
+def describe(node: Any) -> str:
+    """What a pytree node is, in words: its keys, its length, or its type."""
+    if isinstance(node, dict):
+        return f"keys [{', '.join(sorted(map(repr, node)))}]"
+    if isinstance(node, (tuple, list)):
+        return f"{len(node)} items"
+    return f"a {type(node).__name__}"
+
+
+def leaves_by(treedef: TreeDef, tree: Any, bare_singletons: bool = False) -> list[Any]:
+    """The entries of ``tree`` at the places of ``treedef``'s leaves, in its order: a
+    dict's by key (in any order), a tuple's or a list's by position (either for either);
+    below a leaf of ``treedef`` anything is one entry (a pair of bounds, say). With
+    ``bare_singletons``, a value that is not a tuple or a list stands for a 1-tuple.
+    Raises ``StructureMismatch`` where the structures part.
+
+    >>> _, treedef = pb.tree_flatten({"W": 0.0, "b": (0.0, 0.0)})
+    >>> leaves_by(treedef, {"b": [2.0, 3.0], "W": 1.0})
+    [1.0, 2.0, 3.0]
+    """
+    found: list[Any] = []
+
+    def walk(spec, node, path):
+        if spec is LEAF:
+            found.append(node)
+            return
+        _, children, keys = spec
+        if keys is not None:
+            if not isinstance(node, dict) or set(node) != set(keys):
+                raise StructureMismatch(path, describe(dict.fromkeys(keys)), describe(node))
+            for k, child in zip(keys, children):
+                walk(child, node[k], f"{path}[{k!r}]")
+        elif not isinstance(node, (tuple, list)):
+            if not (bare_singletons and len(children) == 1):
+                raise StructureMismatch(path, f"{len(children)} items", describe(node))
+            walk(children[0], node, path)
+        elif len(node) != len(children):
+            raise StructureMismatch(path, f"{len(children)} items", describe(node))
+        else:
+            for i, (child, sub) in enumerate(zip(children, node)):
+                walk(child, sub, f"{path}[{i}]")
+
+    walk(treedef, tree, "")
+    return found
+
+
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure,
     ``fn`` of the leaves in the same place (JAX's ``tree_map``).

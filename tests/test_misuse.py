@@ -444,8 +444,13 @@ def test_a_dict_cotangent_is_matched_by_key_and_its_structure_checked():
     _, vjp_fn = pb.vjp(lambda x: {"a": x, "b": 10.0 * x}, x)
     (g,) = vjp_fn({"b": np.ones(3), "a": np.zeros(3)})
     np.testing.assert_array_equal(g, np.full(3, 10.0))
-    with pytest.raises(TypeError, match="the output's keys"):
+    with pytest.raises(TypeError, match=r"at out the output has keys \['a', 'b'\], the "
+                                        r"cotangent keys \['b'\]"):
         vjp_fn({"b": np.ones(3)})
+    _, vjp_fn = pb.vjp(lambda x: {"a": (x, x)}, x)
+    with pytest.raises(TypeError, match=r"at out\['a'\] the output has 2 items, the "
+                                        "cotangent 3 items"):
+        vjp_fn({"a": (x, x, x)})
     with pytest.raises(TypeError, match="is None"):
         pb.vjp(np.sum, x)[1](None)
     (hv,) = pb.hvp(lambda d: np.sum(d["a"] ** 2 + 10 * d["b"] ** 2), ({"a": x, "b": x},),
