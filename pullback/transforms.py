@@ -89,10 +89,11 @@ def _require_real(values, fname, what, fix):
         raise TypeError(f"pullback: {fname} has complex {what}; {fix}")
 
 
-def _require_outputs(outs, fname, integers=False):
+def _require_outputs(outs, fname, integers=False, complex_fix=None):
     """A Jacobian's outputs must be arrays of floating-point (or complex) numbers: None (a
     missing return) or an integer or boolean result would give zeros without a word. (A
-    jvp's integer output has a zero tangent, as JAX's.)"""
+    jvp's integer output has a zero tangent, as JAX's.) With ``complex_fix``, a complex
+    output is refused too, the message saying that fix."""
     for o in outs:
         if o is None or isinstance(o, (str, bytes)):
             raise TypeError(f"pullback: {fname} returned " + (
@@ -102,6 +103,8 @@ def _require_outputs(outs, fname, integers=False):
             raise TypeError(
                 f"pullback: {fname} has an output of dtype {_dtype(o)}: a comparison, a count "
                 "or np.argmax has no derivative. Return floating-point outputs")
+        if complex_fix is not None and _dtype(o).kind == "c":
+            raise TypeError(f"pullback: {fname} has complex outputs; {complex_fix}")
 
 
 def _require_tuples(fname, transform, primals, tangents, example):
@@ -200,8 +203,7 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
-        _require_outputs(outs, fname)
-        _require_real(outs, fname, "outputs", "take np.real/np.imag of them, or use pb.vjp")
+        _require_outputs(outs, fname, complex_fix="take np.real/np.imag of them, or use pb.vjp")
         pull = VJP(lin, outs, fname)
         if single and out_def is None and not chunk_size and len(lin.inputs[0][2]) == 1 \
                 and lin.inputs[0][0] is None and shape_of(outs[0]) != shape_of(args[nums[0]]):
