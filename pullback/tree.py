@@ -104,29 +104,29 @@ def leaves_by(treedef: TreeDef, tree: Any, bare_singletons: bool = False) -> lis
     [1.0, 2.0, 3.0]
     """
     found: list[Any] = []
-
-    def walk(spec, node, path):
-        if spec is LEAF:
-            found.append(node)
-            return
-        _, children, keys = spec
-        if keys is not None:
-            if not isinstance(node, dict) or set(node) != set(keys):
-                raise StructureMismatch(path, describe(dict.fromkeys(keys)), describe(node))
-            for k, child in zip(keys, children):
-                walk(child, node[k], f"{path}[{k!r}]")
-        elif not isinstance(node, (tuple, list)):
-            if not (bare_singletons and len(children) == 1):
-                raise StructureMismatch(path, f"{len(children)} items", describe(node))
-            walk(children[0], node, path)
-        elif len(node) != len(children):
-            raise StructureMismatch(path, f"{len(children)} items", describe(node))
-        else:
-            for i, (child, sub) in enumerate(zip(children, node)):
-                walk(child, sub, f"{path}[{i}]")
-
-    walk(treedef, tree, "")
+    _leaves_by(treedef, tree, "", bare_singletons, found)
     return found
+
+
+def _leaves_by(spec, node, path, bare_singletons, found):
+    if spec is LEAF:
+        found.append(node)
+        return
+    _, children, keys = spec
+    if keys is not None:
+        if not isinstance(node, dict) or set(node) != set(keys):
+            raise StructureMismatch(path, describe(dict.fromkeys(keys)), describe(node))
+        for k, child in zip(keys, children):
+            _leaves_by(child, node[k], f"{path}[{k!r}]", bare_singletons, found)
+    elif not isinstance(node, (tuple, list)):
+        if not (bare_singletons and len(children) == 1):
+            raise StructureMismatch(path, f"{len(children)} items", describe(node))
+        _leaves_by(children[0], node, path, bare_singletons, found)
+    elif len(node) != len(children):
+        raise StructureMismatch(path, f"{len(children)} items", describe(node))
+    else:
+        for i, (child, sub) in enumerate(zip(children, node)):
+            _leaves_by(child, sub, f"{path}[{i}]", bare_singletons, found)
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
