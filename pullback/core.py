@@ -209,17 +209,18 @@ def record(out, rule, level, args, kwargs=None, func=None):
         hold(hub, saved, rule)
         children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
-        for c in children:  # views (np.split's pieces): a write goes through to the base
-            if isinstance(c, Tracked) and getattr(memory(c), "base", None) is not None:
-                writes.view(c)
+        for c in children:  # views (np.split's pieces), arguments (np.atleast_1d(y, x)):
+            if isinstance(c, Tracked) and (getattr(m := memory(c), "base", None) is not None
+                                           or any(m is memory(a) for a in args)):
+                writes.view(c)  # a write goes through to the base
         out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     elif is_inexact(out):
         if isinstance(out, np.ndarray) and isinstance(out, (np.matrix, np.ma.MaskedArray)):
             refuse_subclass(func, out)  # (an ndarray subclass: np.dot(x, matrix))
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
-        v = memory(out)
-        if v.__class__ is np.ndarray and v.base is not None:  # a view one level down
+        v = memory(out)  # a view one level down, or the argument's memory itself
+        if v.__class__ is np.ndarray and (v.base is not None or args and v is memory(args[0])):
             writes.view(out)
     if watching and state.watch is not None:
         state.watch(out, args, func)

@@ -298,8 +298,15 @@ def test_views_taken_before_a_write_into_their_base_see_it():
     lambda y: y.conj().__setitem__(0, 0.5 * y[2]),
     lambda y: y.view().__setitem__(1, y[0] ** 3),
     lambda y: np.squeeze(y).__setitem__(2, y[1]),
+    lambda y: np.einsum("ij->ji", y.reshape(2, 2)).__setitem__((0, 1), 5.0 * y[0]),
+    lambda y: np.lib.stride_tricks.sliding_window_view(y, 2, writeable=True).__setitem__(
+        (1, 1), y[0] * y[3]),
+    lambda y: np.atleast_1d(y, y[:2])[1].__setitem__(0, y[3] ** 2),
+    lambda y: np.broadcast_arrays(y, 1.0)[0].__setitem__(0, y[2] * 2.0),
 ], ids=["split", "array_split", "hsplit", "unstack", ".real", "np.real", "astype(copy=False)",
-        "atleast_1d", "atleast_2d", "conj of a real array", "view()", "squeeze"])
+        "atleast_1d", "atleast_2d", "conj of a real array", "view()", "squeeze",
+        "einsum transpose", "sliding_window_view(writeable=True)", "atleast_1d of two",
+        "broadcast_arrays of one shape"])
 def test_writes_into_what_numpy_returns_as_a_view_or_the_array_itself(write):
     # each of these is a view of y (or y itself) in NumPy: the write changes y, and the
     # value and the gradient used to miss it
@@ -311,6 +318,37 @@ def test_writes_into_what_numpy_returns_as_a_view_or_the_array_itself(write):
     x = np.array([1.0, 2.0, 3.0, 4.0])
     assert pb.value_and_grad(f)(x)[0] == pytest.approx(f(x.copy()), rel=1e-12)
     pb.check_grads(f, x, order=2)
+
+
+@pytest.mark.parametrize("view", [
+    lambda y: np.lib.stride_tricks.sliding_window_view(y, 2),
+    lambda y: np.einsum("i->i", y),
+    lambda y: np.broadcast_arrays(y, np.ones(1))[0],
+    lambda y: np.atleast_1d(y, y[1:])[0],
+    lambda y: np.atleast_1d(y[1:], y)[1],
+], ids=["sliding_window_view", "einsum", "broadcast_arrays of one shape", "atleast_1d first",
+        "atleast_1d second"])
+def test_views_numpy_returns_see_a_later_write_into_their_base(view):
+    def f(x):
+        y = x * 1.0
+        v = view(y)
+        y[0] = 10.0 * x[1]
+        return np.sum(v ** 2 * 1.5)
+
+    assert pb.value_and_grad(f)(A)[0] == pytest.approx(f(A.copy()), rel=1e-12)
+    pb.check_grads(f, A, order=2)
+
+
+def test_a_sliding_window_is_read_only_as_numpys():
+    def f(x):
+        y = x * 1.0
+        np.lib.stride_tricks.sliding_window_view(y, 2)[0, 1] = 100.0
+        return np.sum(y)
+
+    with pytest.raises(ValueError, match="read-only"):
+        f(A.copy())
+    with pytest.raises(ValueError, match="pullback: assignment destination is read-only"):
+        pb.grad(f)(A)
 
 
 def test_an_array_given_twice_is_one_array_for_its_writes():

@@ -8,9 +8,12 @@ general rule.
 
 import numpy as np
 
+from ..core import memory
 from ..extend import astype, composite, is_foreign, linear, on_backend, plain, rrule, shape_of
 from ._util import batch_shape, normalize_axes
 from .indexing import index_add
+from .strided import as_strided
+from .writes import _view_of
 
 
 def _from_end(axis, ndim):
@@ -267,13 +270,22 @@ def sliding_window_view_impl(x, window_shape, axis=None, *, subok=False, writeab
             raise ValueError(f"Must provide matching length window_shape and axis; got "
                              f"{len(windows)} window_shape elements and {len(axes)} axes "
                              "elements.")
-    out = x
+    axes = [a % len(shape) for a in axes]
     for a, w in zip(axes, windows):
-        a = a % len(shape)
-        n = shape_of(out)[a] - w + 1
-        if w < 0 or n < 1:
+        if w < 0 or shape[a] - w + 1 < 1:  # (of the shape at that point, as NumPy's)
             raise ValueError("window shape cannot be larger than input array shape"
                              if w >= 0 else "`window_shape` cannot contain negative values")
+        shape = shape[:a] + (shape[a] - w + 1,) + shape[a + 1:]
+    v = memory(x)
+    if isinstance(v, np.ndarray) and (v.flags.c_contiguous or v.flags.f_contiguous
+                                      or _view_of(x) is not None):
+        # NumPy's view of the same memory (a write into x shows through it, and a write into
+        # it reaches x when writeable=True), through pullback's as_strided
+        strides = v.strides + tuple(v.strides[a] for a in axes)
+        return as_strided(x, shape + windows, strides, writeable=writeable)
+    out = x  # another library's array, or a strided view of a plain array: the windows as
+    for a, w in zip(axes, windows):  # the w shifted slices along each axis, stacked (a copy)
+        n = shape_of(out)[a] - w + 1
         lead = (slice(None),) * a
         out = np.stack([out[lead + (slice(k, k + n),)] for k in range(w)], axis=-1)
     return out

@@ -217,7 +217,12 @@ def _become(x, new):
 
 
 def _owner(a):
-    return a if a.base is None else a.base
+    """The object that owns ``a``'s memory: NumPy's base, followed through the objects that
+    are not arrays (np.lib.stride_tricks.as_strided's views, sliding_window_view's, have
+    one between them and the array they view)."""
+    while (base := getattr(a, "base", None)) is not None:
+        a = base
+    return a
 
 
 def _version(a, seq):
@@ -237,12 +242,19 @@ def _view_of(x):
     while True:
         if a.rule.__class__ is Pick:  # one of several outputs (np.split's): its hub's input
             a = a.args
-        if not (type(a.args) is tuple and a.args and isinstance(a.args[0], Tracked)):
+        if type(a.args) is not tuple:
             break
-        b = a.args[1] if isinstance(getattr(a.rule, "rule", None), RereadPullback) else a.args[0]
-        version = _version(b, a.seq)
-        value = memory(version)
-        if not isinstance(value, np.ndarray) or _owner(value) is not owner:
+        # the argument whose memory this is (the first, but np.einsum's is its second, and
+        # np.atleast_1d(y, x)'s second output is x): a reread's base is its second
+        bases = ((a.args[1],) if isinstance(getattr(a.rule, "rule", None), RereadPullback)
+                 else a.args)
+        for b in bases:
+            if isinstance(b, Tracked):
+                version = _version(b, a.seq)
+                value = memory(version)
+                if isinstance(value, np.ndarray) and _owner(value) is owner:
+                    break
+        else:
             break
         found, found_value, a = b, value, version
     if found is None:
@@ -348,8 +360,9 @@ def write(x, index, v):
             not is_held(xv if xv.base is None else xv.base)
             or any(s == 0 and n > 1 for s, n in zip(xv.strides, xv.shape))):
         raise ValueError(
-            "pullback: assignment destination is read-only (NumPy's error: a broadcast "
-            "or a diagonal is a read-only view); write into a copy, y = x.copy()"
+            "pullback: assignment destination is read-only (NumPy's error: a broadcast, "
+            "a diagonal or a sliding window is a read-only view); write into a copy, "
+            "y = x.copy()"
         )
     _check_param(x)
     if v is x:
