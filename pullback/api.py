@@ -6,6 +6,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from .backward import (
     VJP,
     Linearized,
@@ -117,8 +119,16 @@ def vjp(f: Callable[..., Any], *primals: Any,
         )
     out, aux = lin.out if has_aux else (lin.out, None)
     outs, treedef = tree_flatten(out)
-    value = tree_unflatten(treedef, [strip(o) for o in outs])
+    value = tree_unflatten(treedef, [_own(o) for o in outs])
     pullback = VJP(lin, outs, fname_of(f), treedef)
     if has_aux:
-        return value, pullback, tree_map(strip, aux)
+        return value, pullback, tree_map(_own, aux)
     return value, pullback
+
+
+def _own(x):
+    """``x`` without its boxes, an array of the caller's own: the graph ``vjp_fn`` pulls
+    back through may have saved that array (np.exp saves its result), so a write into it
+    (``r -= y``) must not reach the graph."""
+    x = strip(x)
+    return x.copy() if x.__class__ is np.ndarray else x

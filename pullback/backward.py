@@ -671,14 +671,28 @@ class Linearized:
     def pull(self, outs, seeds, batch_shape=()):
         """Cotangents of the inputs, one pytree per differentiated argument, each leaf in
         the form of its argument (zeros where nothing reached it)."""
+        # each result an array of its own, which a write into another result or into a
+        # cotangent given does not change (x + y: one array for both; x.ravel(): a view of
+        # the cotangent)
+        given = {id(_owner(s)) for s in seeds}
         result = []
         for (treedef, flat, _), cts in zip(self.inputs, self.pull_leaves(outs, seeds,
                                                                          batch_shape)):
             leaves = [zeros_for(x, batch_shape) if ct is None
                       else writeable(ct) if batch_shape else as_result(ct, x)
                       for x, ct in zip(flat, cts)]
+            for k, leaf in enumerate(leaves):
+                if leaf.__class__ is np.ndarray:
+                    if id(_owner(leaf)) in given:
+                        leaves[k] = leaf = leaf.copy()
+                    given.add(id(_owner(leaf)))
             result.append(tree_unflatten(treedef, leaves))
         return result
+
+
+def _owner(a):
+    """The array whose memory ``a`` is (itself, or a view's base)."""
+    return a if getattr(a, "base", None) is None else a.base
 
 
 def linearize(f, args, kwargs, argnums):

@@ -191,6 +191,33 @@ def test_returned_gradients_are_writeable_arrays_of_their_own():
         r += 1.0
 
 
+def test_results_never_share_memory_with_each_other_or_a_cotangent_given():
+    # x + y sends one cotangent to both; x.ravel() sends back a view of the cotangent given;
+    # np.exp saves its result, which pb.vjp returns: a write into one result must not
+    # change another result, the caller's cotangent, or what the graph saved
+    x, y = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -0.7])
+    gx, gy = pb.grad(lambda x, y: np.sum(np.sin(x + y)), argnums=(0, 1))(x, y)
+    g = pb.grad(lambda p: np.sum(np.sin(p["a"] + p["b"])))({"a": x, "b": y})
+    gx *= 0.0
+    g["a"][...] = 0.0
+    expected = pb.grad(lambda y: np.sum(np.sin(x + y)))(y)
+    np.testing.assert_array_equal(gy, expected)
+    np.testing.assert_array_equal(g["b"], expected)
+    ct = np.ones((2, 3))
+    _, vjp_fn = pb.vjp(lambda x: (x + 0.0).reshape(2, 3), np.arange(6.0))
+    (r,) = vjp_fn(ct)
+    r *= 10.0
+    np.testing.assert_array_equal(ct, np.ones((2, 3)))
+    np.testing.assert_array_equal(vjp_fn(ct)[0], np.ones(6))
+    A = np.array([[0.2, 0.1], [0.4, -0.3], [0.1, 0.5]])
+    w, target = np.array([0.3, -0.2]), np.array([1.0, 2.0, 0.5])
+    residual, vjp_fn = pb.vjp(lambda w: np.exp(A @ w), w)
+    residual -= target  # a Gauss-Newton step's residual, in place
+    (g,) = vjp_fn(residual)
+    np.testing.assert_allclose(g, pb.grad(lambda w: 0.5 * np.sum((np.exp(A @ w) - target) ** 2))(w),
+                               rtol=1e-12)
+
+
 @pb.primitive
 def _scaled(x, n):
     return x * n

@@ -718,3 +718,27 @@ def test_writes_in_the_tracker_face():
     h *= w
     np.sum(h).backward()   # w0 w1 w2 + w1^2 + w2^2
     np.testing.assert_allclose(w.grad, [6.0, 7.0, 8.0])
+
+
+@pytest.mark.parametrize("view", [lambda w: w[1:], lambda w: w.T, lambda w: w.reshape(3, 1)],
+                         ids=["w[1:]", "w.T", "reshape"])
+def test_a_view_of_a_param_sees_a_write_into_the_param_inside_no_grad(view):
+    # an optimizer's step written as w[1] = v inside no_grad, while a graph holds w: the
+    # view taken before reads the new values, as NumPy's and PyTorch's views do
+    def loss(w):
+        return np.sum(np.sin(view(w)) * 2.0)
+
+    w0 = np.array([1.0, 2.0, 3.0])
+    w = pb.param(w0.copy())
+    keep = np.sum(w * 1.0)  # a graph that holds w's array read-only
+    v = view(w)
+    with pb.no_grad():
+        w[1] = 7.0
+    out = np.sum(np.sin(v) * 2.0)
+    out.backward()
+    moved = np.array([1.0, 7.0, 3.0])
+    assert out.value == pytest.approx(loss(moved))
+    h = 1e-6
+    expected = [(loss(moved + h * e) - loss(moved - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(w.grad, expected, rtol=1e-7, atol=1e-9)
+    del keep

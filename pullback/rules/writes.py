@@ -396,6 +396,35 @@ def write(x, index, v):
             xv[...] = plain(new)  # its own array, in place (as PyTorch's and pb.update's)
             return
     x.value = plain(new) if x.level in live_levels else new
+    if hasattr(x, "updated"):
+        param_moved(x, xv)
+
+
+def param_moved(x, old_value):
+    """After a param ``x`` took a new array in place of ``old_value`` (a graph held the
+    old one read-only): the live views of the param taken before (v = W[1:], W.T) read the
+    new values, as NumPy's and PyTorch's views do. A view's pullback does not depend on
+    the values, so each keeps its node; only its value moves to the new array."""
+    new = x.value
+    if not isinstance(old_value, np.ndarray) or not isinstance(new, np.ndarray) or (
+            new.shape != old_value.shape or new.dtype != old_value.dtype):
+        return
+    owner = _owner(old_value)
+    entry = _views.get(id(owner))
+    if entry is None or entry[0]() is not owner or owner is not old_value:
+        return
+    new = np.ascontiguousarray(new) if old_value.flags.c_contiguous else np.asfortranarray(new)
+    if new is not x.value:
+        x.value = new
+    for w in list(entry[1]):
+        wv = memory(w)
+        if w is x or w.value is not wv or _owner(wv) is not owner:  # (a nested box: no)
+            continue
+        w.value = np.ndarray(wv.shape, wv.dtype, buffer=new,
+                             offset=wv.ctypes.data - old_value.ctypes.data, strides=wv.strides)
+        if not wv.flags.writeable:
+            w.value.setflags(write=False)
+        note_view(w)
 
 
 def in_place(func):
