@@ -16,10 +16,10 @@ import numpy as np
 
 from . import refusals
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
-from .core import Frame, Tracked, box_at, is_complex, live_levels, plain, shape_of, state, writes
+from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
-from .methods import escapes
+from .methods import escapes, is_complex, shape_of
 from .registry import (
     MINUS_ONE,
     ONE,

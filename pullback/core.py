@@ -17,7 +17,8 @@ import numpy as np
 
 from .binding import bind_positional
 from .guard import hold, level_holds
-from .methods import ArrayMethods, escapes, memory
+from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
+from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     no_rule,
     refuse_conversion,
@@ -158,25 +159,6 @@ def top_level(items):
             elif type(a) is list or type(a) is tuple:
                 stack.append(a)
     return top, finished
-
-
-def shape_of(x):
-    """The shape of a possibly tracked value (without np.shape's Python layer for arrays,
-    NumPy scalars and tracked values, which all have ``.shape``)."""
-    shape = getattr(x, "shape", None)
-    return np.shape(x) if shape is None else shape
-
-
-def is_complex(v):
-    """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
-    dtype = getattr(v, "dtype", None)
-    return isinstance(v, complex) if dtype is None else dtype.kind == "c"
-
-
-def is_inexact(v):
-    """Whether ``v`` is floating-point or complex: whether it can carry a gradient."""
-    dtype = getattr(v, "dtype", None)
-    return isinstance(v, (float, complex)) if dtype is None else dtype.kind in "fc"
 
 
 class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was recorded

@@ -12,6 +12,25 @@ from .refusals import refuse_subclass
 escapes: dict[int, str] = {}
 
 
+def shape_of(x):
+    """The shape of a possibly tracked value (without np.shape's Python layer for arrays,
+    NumPy scalars and tracked values, which all have ``.shape``)."""
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else shape
+
+
+def is_complex(v):
+    """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
+    dtype = getattr(v, "dtype", None)
+    return isinstance(v, complex) if dtype is None else dtype.kind == "c"
+
+
+def is_inexact(v):
+    """Whether ``v`` is floating-point or complex: whether it can carry a gradient."""
+    dtype = getattr(v, "dtype", None)
+    return isinstance(v, (float, complex)) if dtype is None else dtype.kind in "fc"
+
+
 def _is_array_class(x):
     return isinstance(x, type) and issubclass(x, np.ndarray)
 

@@ -27,7 +27,8 @@ from .backward import (
     normalize_argnums,
     strip,
 )
-from .core import Tracked, box_at, is_complex, is_inexact, plain, shape_of
+from .core import Tracked, box_at, plain
+from .methods import is_complex, is_inexact, shape_of
 from .registry import Elementwise
 from .tree import tree_flatten, tree_unflatten
 
