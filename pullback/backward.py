@@ -96,6 +96,8 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             if type(g) is list:  # a hub: outputs nothing depended on get zeros
                 g = tuple(zeros_for(o, batch_shape) if c is None else c
                           for o, c in zip(node.value, g))
+            if g.__class__ is np.ndarray and not _library(rule):  # a user's pullback gets
+                g = g.copy()  # its own cotangent (g *= 2 would change its siblings' too)
             if cls is Unbatched:
                 pairs = _match(node, _per_slice(rule.rule, g, node.value))
             else:
@@ -270,6 +272,12 @@ def _tracked_at(a, level):
     return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
 
 
+def _library(rule):
+    """Whether the pullback ``rule`` (or an Unbatched record's) is one of pullback's own."""
+    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith(
+        "pullback")
+
+
 def _pullback_name(rule):
     rule = getattr(rule, "rule", rule)  # an Unbatched record
     return getattr(rule, "__qualname__", None) or repr(rule)
@@ -316,8 +324,8 @@ def _fit(ct, cshape, target, nb, rule, v):
         if kept is not None:  # .reshape: the ndarray's, or ArrayMethods' for a tracked value
             ct = ct.reshape(kept)
         if ct.shape != target:  # a small cotangent is copied out: np.broadcast_to costs far
-            if not getattr(getattr(rule, "rule", rule), "__module__", "").startswith("pullback"):
-                raise ValueError  # a user's pullback, as PyTorch's and JAX's, fits its own
+            if not _library(rule):  # a user's pullback, as PyTorch's and JAX's, fits its own
+                raise ValueError
             if is_lazy(v):  # more (bench/NOTES.md); a Dask input lends its chunks
                 ct = ct + np.zeros_like(v)
             elif ct.__class__ is np.ndarray and math.prod(target) <= 65536:

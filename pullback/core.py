@@ -23,6 +23,7 @@ from .refusals import (
     no_rule,
     refuse_conversion,
     refuse_in_place,
+    refuse_no_grad_write,
     refuse_objects,
     refuse_scalar,
     refuse_subclass,
@@ -330,17 +331,34 @@ def _binary(func, a, b):
     return node
 
 
+def _read_only(x):
+    """The plain value of ``x`` for a call inside no_grad: read-only where a node computed
+    it (a node's pullback may have saved it: np.copyto(h, 0) would change the gradient of
+    what was computed from h before); a param's (a leaf's) stays writeable, for a step."""
+    v = plain(x)
+    if x.rule is not None and v.__class__ is np.ndarray and v.flags.writeable:
+        v = v.view()
+        v.setflags(write=False)
+    return v
+
+
 _RECORDS, _LISTS = frozenset({Composite, Unbatched, Pick}), frozenset({list, tuple})
 
 
 def _call_plain(func, args, kwargs):
-    args = [map_boxes(a, plain) for a in args]
-    kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
+    open_box = _read_only if state.no_grad else plain
+    args = [map_boxes(a, open_box) for a in args]
+    kwargs = {k: map_boxes(v, open_box) for k, v in kwargs.items()}
     if getattr(func, "_pb_primitive", False):  # pb.jit records a primitive as one call
         return run_primitive(func._pb_body, args, kwargs)
     if func is getitem:
         return args[0][args[1]]
-    return func(*args, **kwargs)
+    try:
+        return func(*args, **kwargs)
+    except ValueError as error:  # (NumPy's "assignment destination is read-only")
+        if open_box is _read_only and "read-only" in str(error):
+            raise refuse_no_grad_write(func) from error
+        raise
 
 
 run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py replaces it

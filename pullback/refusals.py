@@ -59,6 +59,16 @@ def refuse_in_place(func: Any) -> TypeError:
     )
 
 
+def refuse_no_grad_write(func: Any) -> TypeError:
+    """The error for a call inside ``pb.no_grad()`` that writes into a tracked value a
+    node computed (its array is read-only there: a pullback may have saved it)."""
+    return TypeError(
+        f"pullback: {name_of(func)} inside pb.no_grad() writes into a tracked value computed "
+        "with a gradient, whose array a recorded node may need for its derivative. Write "
+        "outside no_grad (the write is then recorded), or into a copy (y = h.copy())."
+    )
+
+
 # the last conversion refused on this thread, for a caller that gets another error instead:
 # NumPy's iterator (np.nditer) and some of its C paths catch __array__'s error and raise
 # their own

@@ -742,3 +742,46 @@ def test_a_view_of_a_param_sees_a_write_into_the_param_inside_no_grad(view):
     expected = [(loss(moved + h * e) - loss(moved - h * e)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(w.grad, expected, rtol=1e-7, atol=1e-9)
     del keep
+
+
+@pytest.mark.parametrize("write", [
+    lambda h: np.copyto(h, 7.0),
+    lambda h: np.put(h, [0], 7.0),
+    lambda h: np.putmask(h, h > 1.0, 0.0),
+    lambda h: np.place(h, h > 1.0, [0.0]),
+    lambda h: np.put_along_axis(h, np.array([0]), 7.0, axis=0),
+    lambda h: h.__imul__(3.0),
+    lambda h: h.__setitem__(0, 7.0),
+], ids=["copyto", "put", "putmask", "place", "put_along_axis", "*=", "h[0] ="])
+def test_a_write_inside_no_grad_into_a_computed_value_is_refused(write):
+    # np.exp's pullback saved h: the write would change the gradient of the loss computed
+    # from h before it, or (h *= 3) leave h a constant without a word
+    def f(w):
+        h = np.exp(w)
+        loss = np.sum(h * np.array([1.0, 2.0, 3.0]))
+        with pb.no_grad():
+            write(h)
+        return loss
+
+    with pytest.raises(TypeError, match="inside pb.no_grad.. .*cannot be recorded|inside "
+                                        "pb.no_grad.. writes into a tracked value"):
+        pb.grad(f)(A)
+
+
+def test_a_users_pullback_that_writes_into_its_cotangent_changes_no_other():
+    @pb.primitive
+    def doubled(x):
+        return 2.0 * x
+
+    @pb.rrule(doubled)
+    def doubled_rule(x):
+        def doubled_pullback(g):
+            g *= 2.0  # in place: the cotangent given is also b's, below
+            return (g,)
+
+        return doubled(x), doubled_pullback
+
+    def f(a, b):
+        return np.sum((doubled(a) + b) * np.array([5.0, -5.0, 2.0]))
+
+    pb.check_grads(f, A, A[::-1].copy(), order=1)

@@ -444,8 +444,14 @@ def in_place(func):
                     "(v = p[1:]; v *= 2) cannot reach the array; write into the array "
                     "itself (p[1:] *= 2)"
                 )
+            if self.rule is not None and self.level in live_levels and state.no_grad:
+                raise TypeError(  # (h *= 3 would leave h a constant: its gradient lost)
+                    "pullback: an in-place operator inside pb.no_grad() on a tracked value "
+                    "computed with a gradient cannot be recorded; write it outside no_grad, "
+                    "or on a copy (y = h.copy(); y *= 3)"
+                )
             if self.rule is not None:
-                return result  # no_grad: a plain result, as before the write
+                return result  # a value of a finished computation: a constant
         elif (new_shape == shape_of(self) and result.dtype == self.dtype
               and result.args[0] is self and _view_of(self) is None):
             _become(self, result)  # the result is the update itself: no copy
