@@ -274,8 +274,7 @@ def _tracked_at(a, level):
 
 def _library(rule):
     """Whether the pullback ``rule`` (or an Unbatched record's) is one of pullback's own."""
-    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith(
-        "pullback")
+    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith("pullback")
 
 
 def _pullback_name(rule):

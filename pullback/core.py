@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .binding import bind_positional
-from .guard import hold, level_holds
+from .guard import hold, level_holds, read_only
 from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
@@ -331,22 +331,15 @@ def _binary(func, a, b):
     return node
 
 
-def _read_only(x):
-    """The plain value of ``x`` for a call inside no_grad: read-only where a node computed
-    it (a node's pullback may have saved it: np.copyto(h, 0) would change the gradient of
-    what was computed from h before); a param's (a leaf's) stays writeable, for a step."""
-    v = plain(x)
-    if x.rule is not None and v.__class__ is np.ndarray and v.flags.writeable:
-        v = v.view()
-        v.setflags(write=False)
-    return v
+def _no_grad_box(x):  # what a call inside no_grad gets of a tracked value (guard.py)
+    return read_only(plain(x), x.rule is not None)
 
 
 _RECORDS, _LISTS = frozenset({Composite, Unbatched, Pick}), frozenset({list, tuple})
 
 
 def _call_plain(func, args, kwargs):
-    open_box = _read_only if state.no_grad else plain
+    open_box = _no_grad_box if state.no_grad else plain
     args = [map_boxes(a, open_box) for a in args]
     kwargs = {k: map_boxes(v, open_box) for k, v in kwargs.items()}
     if getattr(func, "_pb_primitive", False):  # pb.jit records a primitive as one call
@@ -356,7 +349,7 @@ def _call_plain(func, args, kwargs):
     try:
         return func(*args, **kwargs)
     except ValueError as error:  # (NumPy's "assignment destination is read-only")
-        if open_box is _read_only and "read-only" in str(error):
+        if open_box is _no_grad_box and "read-only" in str(error):
             raise refuse_no_grad_write(func) from error
         raise
 

@@ -138,6 +138,17 @@ def hold(node, args, what):
             level.add(arrays, what)
 
 
+def read_only(v: Any, computed: bool) -> Any:
+    """The array ``v`` of a tracked value as a call inside ``pb.no_grad()`` gets it:
+    read-only where a node ``computed`` it (a pullback may have saved it, and np.copyto(h,
+    0) would change the gradient of what was computed from h before); a param's (a leaf's)
+    stays writeable, for an optimizer's step."""
+    if computed and v.__class__ is np.ndarray and v.flags.writeable:
+        v = v.view()
+        v.setflags(write=False)
+    return v
+
+
 def held_by(a: Any) -> str | None:
     """What holds ``a`` read-only: a description, or None if pullback does not.
 
