@@ -20,6 +20,7 @@ from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
 from .methods import escapes, is_complex, shape_of
+from .refusals import library_rule, no_derivative, pullback_name
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -96,7 +97,7 @@ def backward_pass(roots, seeds, batch_shape=(), retain_graph=True):
             if type(g) is list:  # a hub: outputs nothing depended on get zeros
                 g = tuple(zeros_for(o, batch_shape) if c is None else c
                           for o, c in zip(node.value, g))
-            if g.__class__ is np.ndarray and not _library(rule):  # a user's pullback gets
+            if g.__class__ is np.ndarray and not library_rule(rule):  # a user's pullback gets
                 g = g.copy()  # its own cotangent (g *= 2 would change its siblings' too)
             if cls is Unbatched:
                 pairs = _match(node, _per_slice(rule.rule, g, node.value))
@@ -230,7 +231,7 @@ def _match(node, cts):
     if not isinstance(cts, (tuple, list)) or len(cts) < len(args):
         got = len(cts) if isinstance(cts, (tuple, list)) else type(cts).__name__
         raise TypeError(
-            f"pullback: {_pullback_name(node.rule)} returned {got} cotangents for "
+            f"pullback: {pullback_name(node.rule)} returned {got} cotangents for "
             f"{len(args)} positional arguments (a tracked one given by keyword counts, in its "
             "place); return a tuple with one entry per argument (None for no gradient)"
         )
@@ -239,12 +240,12 @@ def _match(node, cts):
         if isinstance(a, Tracked):
             if a.level == level and ct is not None:
                 if ct.__class__ is NotImplementedCotangent:
-                    _no_derivative(node, i, ct)
+                    no_derivative(node.rule, i, ct)
                 pairs.append((a, ct() if callable(ct) else ct))
         elif type(a) is list or type(a) is tuple:
             if ct.__class__ is NotImplementedCotangent:
                 if _tracked_at(a, level):
-                    _no_derivative(node, i, ct)
+                    no_derivative(node.rule, i, ct)
             elif ct is not None:
                 nested.append((a, ct() if callable(ct) else ct))
     while nested:
@@ -258,28 +259,11 @@ def _match(node, cts):
     return pairs
 
 
-def _no_derivative(node, i, ct):
-    raise NoRuleError(
-        f"pullback: {_pullback_name(node.rule)} has no derivative with respect to "
-        f"argument {i} ({ct.reason}); pass it as a plain value"
-    )
-
-
 def _tracked_at(a, level):
     """Whether ``a`` or a value in its nested lists is tracked at the (finished) ``level``."""
     if isinstance(a, Tracked):
         return a.level == level
     return (type(a) is list or type(a) is tuple) and any(_tracked_at(b, level) for b in a)
-
-
-def _library(rule):
-    """Whether the pullback ``rule`` (or an Unbatched record's) is one of pullback's own."""
-    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith("pullback")
-
-
-def _pullback_name(rule):
-    rule = getattr(rule, "rule", rule)  # an Unbatched record
-    return getattr(rule, "__qualname__", None) or repr(rule)
 
 
 def _project(ct, parent, batch_shape, rule):
@@ -323,7 +307,7 @@ def _fit(ct, cshape, target, nb, rule, v):
         if kept is not None:  # .reshape: the ndarray's, or ArrayMethods' for a tracked value
             ct = ct.reshape(kept)
         if ct.shape != target:  # a small cotangent is copied out: np.broadcast_to costs far
-            if not _library(rule):  # a user's pullback, as PyTorch's and JAX's, fits its own
+            if not library_rule(rule):  # a user's pullback, as PyTorch's and JAX's, fits its own
                 raise ValueError
             if is_lazy(v):  # more (bench/NOTES.md); a Dask input lends its chunks
                 ct = ct + np.zeros_like(v)
@@ -336,7 +320,7 @@ def _fit(ct, cshape, target, nb, rule, v):
         if str(error).startswith("pullback:"):
             raise
         raise ValueError(
-            f"pullback: {_pullback_name(rule)} returned a cotangent of shape {cshape} for an "
+            f"pullback: {pullback_name(rule)} returned a cotangent of shape {cshape} for an "
             f"input of shape {target[nb:]}" + (f" (with batch axes {target[:nb]})" if nb else "")
         ) from None
     return ct
@@ -349,7 +333,7 @@ def _plan(cshape, target, nb, rule):
     """The axes to sum, whether to keep them, and the shape to reshape to (None: keep it)."""
     n, lead = len(target), len(cshape) - len(target)
     if nb and (lead < 0 or cshape[:nb] != target[:nb]):
-        raise dropped_batch_axes(_pullback_name(rule), cshape, target, nb)
+        raise dropped_batch_axes(pullback_name(rule), cshape, target, nb)
     if np.broadcast_shapes(cshape[nb:], target[nb:]) not in (cshape[nb:], target[nb:]):
         raise ValueError  # neither broadcast to the other (a (3, 1) for a (3,)): a slip
     ones = tuple(i for i in range(max(nb, -lead), n) if target[i] == 1 and cshape[i + lead] != 1)

@@ -49,6 +49,23 @@ def no_rule(func: Any) -> NoRuleError:
     )
 
 
+def library_rule(rule: Any) -> bool:
+    """Whether the pullback ``rule`` (or an Unbatched record's) is one of pullback's own."""
+    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith("pullback")
+
+
+def pullback_name(rule: Any) -> str:
+    """A pullback's name for a message (an Unbatched record's rule's)."""
+    rule = getattr(rule, "rule", rule)
+    return getattr(rule, "__qualname__", None) or repr(rule)
+
+
+def no_derivative(rule: Any, i: int, ct: Any) -> Any:
+    """The error for a pullback whose cotangent ``i`` is a NotImplementedCotangent."""
+    raise NoRuleError(f"pullback: {pullback_name(rule)} has no derivative with respect to "
+                      f"argument {i} ({ct.reason}); pass it as a plain value")
+
+
 def refuse_in_place(func: Any) -> TypeError:
     """The error for a NumPy function that writes into its argument (np.put, np.place)."""
     return TypeError(
