@@ -11,6 +11,7 @@ import functools
 import heapq
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -188,12 +189,19 @@ def _row_cotangent(row, i, g, ans, vals):
         return g * local
     with np.errstate(divide="ignore", invalid="ignore"):  # infinite derivatives expected
         local = d(ans, *vals)
-        ct = g * (np.conjugate(local) if is_complex(local) else local)
+        local = np.conjugate(local) if is_complex(local) else local
+        ct = g * local
         # a zero cotangent gives zero even where the derivative is infinite (ct's sum is
-        # not finite when an entry is not; another library's array is masked: asking syncs)
+        # not finite when an entry is not; another library's array is masked: asking syncs);
+        # under a nested derivative as a row of its own, so the next order keeps the rule
         if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
-            ct = np.where(plain(g) == 0, 0, ct)
+            ct = (singular.times(g, local) if isinstance(ct, Tracked)
+                  else np.where(plain(g) == 0, 0, ct))
     return ct
+
+
+class singular:  # from rules/elementwise.py: times(g, local), the product above as a row
+    times: Any = None
 
 
 def _per_slice(pullback, g, out):

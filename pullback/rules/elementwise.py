@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backward import singular
 from ..extend import (
     MINUS_ONE,
     ONE,
@@ -101,6 +102,20 @@ elementwise(np.logaddexp, lambda ans, x, y: np.exp(x - ans), lambda ans, x, y: n
 elementwise(np.logaddexp2, lambda ans, x, y: np.exp2(x - ans),
             lambda ans, x, y: np.exp2(y - ans))
 elementwise(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)  # sqrt'(0) = +inf
+
+
+@primitive
+def times_singular(g, local):
+    """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
+    singular row's cotangent under a nested derivative, recorded as a singular row itself
+    so that the next order keeps the rule (the engine calls it: backward.singular)."""
+    return np.where(g == 0, 0, g * local)
+
+
+elementwise(times_singular, lambda ans, g, local: local, lambda ans, g, local: g,
+            singular=True)
+singular.times = times_singular
+
 elementwise(np.cbrt, lambda ans, x: 1 / (3 * ans * ans), singular=True)
 elementwise(np.square, lambda ans, x: 2 * x)
 elementwise(np.sin, lambda ans, x: np.cos(x))
