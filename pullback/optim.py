@@ -2,12 +2,13 @@
 
 Functional, over any pytree of arrays (optax's shape): ``state = opt.init(params)``, then
 ``params, state = opt.update(params, grads, state)``, which returns new params and a new
-state and never changes its inputs.
+state and never changes its inputs; ``grads`` and ``state`` are matched to ``params`` by
+dict key (in any order) and position, and a state made for other params is refused.
 
 Tracker (Flux's ``update!(opt, ps, gs)``): ``opt.step(ps, gs)`` changes each ``pb.param``
 in place through ``pb.update`` (which also resets its ``.grad``); without ``gs`` it uses
-each param's ``.grad``, as ``torch.optim`` does. The optimizer keeps each param's
-buffers, keyed by the param itself.
+each param's ``.grad``, as ``torch.optim`` does, and skips a param whose gradient is None.
+The optimizer keeps each param's buffers, keyed by the param itself.
 
 ``lr`` is a float or a schedule: a callable of the step count (the number of updates
 already made, starting at 0) returning a float. Params keep their dtype (float32 stays
@@ -17,8 +18,10 @@ float32).
 from __future__ import annotations
 
 import collections
+import inspect
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -27,7 +30,7 @@ import numpy as np
 from .core import plain
 from .tracker import Grads, Param
 from .tracker import update as update_param
-from .tree import tree_flatten, tree_map, tree_unflatten
+from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
 __all__ = [
     "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "OptState", "update",
@@ -73,6 +76,18 @@ def _number(value, name, low=0.0, high=math.inf, high_open=False):
 def _schedule(lr):
     """``lr`` as a function of the step count."""
     if callable(lr):
+        try:
+            signature = inspect.signature(lr)
+        except (TypeError, ValueError):  # (a builtin without one: called as it is)
+            return lr
+        try:
+            signature.bind(0)
+        except TypeError:
+            raise TypeError(
+                f"pullback: the lr schedule {getattr(lr, '__name__', type(lr).__name__)}"
+                f"{signature} must take one argument, the step count (the number of updates "
+                "made so far): write lambda count: 0.1, or lambda count: 0.1 * 0.99 ** count"
+            ) from None
         return lr
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
         raise TypeError(
@@ -94,8 +109,36 @@ def _lr_at(schedule, count):
     return float(lr)  # a Python float: it keeps float32 params float32
 
 
+def _a(v):
+    """What ``v`` is, in words, for a value that is not an array: "None", "a str"."""
+    return "None" if v is None else f"a {type(v).__name__}"
+
+
+def _dtype_of(v):
+    """The dtype of the plain value ``v`` (an array, a NumPy or Python number), or None for
+    anything else (None, a str, a generator)."""
+    dtype = getattr(v, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype
+    if isinstance(v, numbers.Number):
+        return np.result_type(v)
+    return None
+
+
 def _real_float(x, what):
-    dtype = np.result_type(plain(x))
+    """The dtype of the param ``x``, checked to be a real floating-point one."""
+    if isinstance(x, Param):
+        raise TypeError(
+            f"pullback: {what} is a pb.param; init and update work on plain arrays (and "
+            "return new ones): for pb.param values call loss.backward(), then opt.step([W])"
+        )
+    v = plain(x)
+    dtype = _dtype_of(v)
+    if dtype is None:
+        raise TypeError(
+            f"pullback: an optimizer updates real floating-point arrays; {what} is {_a(v)}. "
+            "Pass an array, or a pytree (dict, list, tuple) of arrays"
+        )
     if dtype.kind != "f":
         raise TypeError(
             f"pullback: an optimizer updates real floating-point values; {what} has dtype "
@@ -104,21 +147,55 @@ def _real_float(x, what):
     return dtype
 
 
-def _gradient(g, x, what):
-    """``g`` checked against the param ``x`` and cast to its dtype."""
+def _gradient(g, x, what, gwhat):
+    """``g``, the gradient ``gwhat`` of the param ``x`` (named ``what``), checked against
+    it and cast to its dtype."""
     if g is None:
-        raise ValueError(f"pullback: no gradient for {what}; give one for every param")
-    shape, gshape = np.shape(plain(x)), np.shape(plain(g))
-    if gshape != shape:
-        raise ValueError(
-            f"pullback: the gradient of {what} has shape {gshape}, the param {shape}"
+        raise ValueError(f"pullback: no gradient for {what}: {gwhat} is None; give one for "
+                         "every param (zeros for one that does not move)")
+    if isinstance(g, Param):
+        raise TypeError(
+            f"pullback: {gwhat} is a pb.param, not a gradient; pass its .grad (or the "
+            "gradient from pb.grad) as a plain array"
         )
     dtype = _real_float(x, what)
+    shape = np.shape(plain(x))
+    gdtype = _dtype_of(plain(g))
+    if gdtype is not None and gdtype.kind == "c":
+        raise TypeError(
+            f"pullback: {gwhat} is complex but {what} is real (dtype {dtype}): its imaginary "
+            "part would be dropped. Pass a real gradient (np.real(g))"
+        )
+    if gdtype is None or gdtype.kind not in "iuf":
+        got = _a(plain(g)) if gdtype is None else f"an array of dtype {gdtype}"
+        raise TypeError(
+            f"pullback: {gwhat} is {got}; pass a float array of the param's shape {shape}"
+        )
+    gshape = np.shape(plain(g))
+    if gshape != shape:
+        raise ValueError(f"pullback: {gwhat} has shape {gshape}, but {what} has shape {shape}")
     if type(g) is np.ndarray and g.dtype != dtype:
         g = g.astype(dtype)
     elif isinstance(g, numbers.Number):
         g = dtype.type(g)
     return g
+
+
+def _leaf_paths(treedef, path=""):
+    """The path of each leaf of ``treedef``, in order, as ``leaves_by`` writes them:
+    ``"['W']"``, ``"[0]"``; ``""`` for a tree that is one leaf."""
+    if treedef is None:
+        return [path]
+    _, children, keys = treedef
+    labels = [f"[{k!r}]" for k in keys] if keys is not None else [
+        f"[{i}]" for i in range(len(children))]
+    return [leaf for label, child in zip(labels, children)
+            for leaf in _leaf_paths(child, path + label)]
+
+
+def _is(description):
+    """``has keys [...]`` / ``has 2 items``, but ``is a list``: a description in a sentence."""
+    return f"is {description}" if description.startswith("a") else f"has {description}"
 
 
 # ---------------------------------------------------------------------------- the optimizers
@@ -141,74 +218,122 @@ class Optimizer:
 
     def init(self, params: Any) -> OptState:
         """The state for ``update``: step count 0 and zero buffers shaped as ``params``."""
-        leaves, _ = tree_flatten(params)
-        for i, x in enumerate(leaves):
-            _real_float(x, f"leaf {i} of params")
-        zeros = lambda x: np.zeros_like(plain(x))
-        return OptState(0, {name: tree_map(zeros, params) for name in self.buffers})
+        leaves, treedef = tree_flatten(params)
+        for path, x in zip(_leaf_paths(treedef), leaves):
+            _real_float(x, f"params{path}")
+        return OptState(0, {name: tree_unflatten(treedef, [np.zeros_like(plain(x))
+                                                           for x in leaves])
+                            for name in self.buffers})
 
     def update(self, params: Any, grads: Any, state: OptState) -> tuple[Any, OptState]:
         """One step: ``(new_params, new_state)``; ``params``, ``grads`` and ``state`` are
-        left as they were. ``grads`` has the structure of ``params``."""
+        left as they were. ``grads`` and ``state`` (from ``init(params)``) have the
+        structure of ``params``; a dict's entries are matched by key, in any order. The new
+        params and state have the structure of ``params``."""
         leaves, treedef = tree_flatten(params)
-        gleaves, gdef = tree_flatten(grads)
-        if gdef != treedef:
+        try:
+            gleaves = leaves_by(treedef, grads)
+        except StructureMismatch as e:
             raise ValueError(
                 f"pullback: grads must have the structure of params (the same keys, lengths "
-                f"and nesting); params have {len(leaves)} leaves, grads {len(gleaves)}"
-            )
-        if not isinstance(state, OptState) or set(state.buffers) != set(self.buffers):
+                f"and nesting): params{e.path} {_is(e.want)}, but grads{e.path} {_is(e.got)}"
+            ) from None
+        if not isinstance(state, OptState) or not isinstance(state.buffers, dict) or set(
+                state.buffers) != set(self.buffers):
             raise TypeError(
                 f"pullback: state must come from this optimizer's init, with buffers "
                 f"{sorted(self.buffers)}; call {type(self).__name__}.init(params)"
             )
-        slots = {name: tree_flatten(tree)[0] for name, tree in state.buffers.items()}
-        lr = _lr_at(self.lr, state.count)
+        count = state.count
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+            raise TypeError(
+                f"pullback: state.count must be the number of updates made (an int of at "
+                f"least 0), got {count!r}; use the state that init or update returned"
+            )
+        paths = _leaf_paths(treedef)
+        slots = {name: self._buffers_for(name, treedef, paths, leaves, tree)
+                 for name, tree in state.buffers.items()}
+        lr = _lr_at(self.lr, count)
+        gleaves = [_gradient(g, x, f"params{path}", f"grads{path}" if path else "grads")
+                   for path, x, g in zip(paths, leaves, gleaves)]
         new_leaves: list[Any] = []
         new_slots: dict[str, list[Any]] = {name: [] for name in self.buffers}
         for i, (x, g) in enumerate(zip(leaves, gleaves)):
-            g = _gradient(g, x, f"leaf {i} of params")
-            delta, bufs = self._step(x, g, {n: slots[n][i] for n in self.buffers}, lr,
-                                     state.count)
+            delta, bufs = self._step(x, g, {n: slots[n][i] for n in self.buffers}, lr, count)
             new_leaves.append(x + delta)
             for name in self.buffers:
                 new_slots[name].append(bufs[name])
         buffers = {name: tree_unflatten(treedef, new_slots[name]) for name in self.buffers}
-        return tree_unflatten(treedef, new_leaves), OptState(state.count + 1, buffers)
+        return tree_unflatten(treedef, new_leaves), OptState(count + 1, buffers)
+
+    def _buffers_for(self, name, treedef, paths, leaves, tree):
+        """The leaves of the buffer ``tree`` (``state.buffers[name]``) in the order of the
+        params' leaves, checked to match them: a state made for other params (other keys,
+        lengths or shapes) is refused, never applied to the wrong leaves."""
+        where = f"state.buffers[{name!r}]"
+        try:
+            found = leaves_by(treedef, tree)
+        except StructureMismatch as e:
+            raise ValueError(
+                f"pullback: the state was made by init for other params: params{e.path} "
+                f"{_is(e.want)}, but {where}{e.path} {_is(e.got)}; call "
+                f"opt.init(params) for these params"
+            ) from None
+        for path, x, b in zip(paths, leaves, found):
+            shape = np.shape(plain(x))
+            if _dtype_of(plain(b)) is None or np.shape(plain(b)) != shape:
+                got = (f"is {_a(plain(b))}" if _dtype_of(plain(b)) is None
+                       else f"has shape {np.shape(plain(b))}")
+                raise ValueError(
+                    f"pullback: the state was made by init for other params: {where}{path} "
+                    f"{got}, but params{path} has shape {shape}; call opt.init(params) for "
+                    "these params"
+                )
+        return found
 
     # -- the Tracker face
 
     def step(self, ps: Ps, gs: Grads | None = None) -> Ps:
         """Update each param of ``ps`` (a ``pb.Params`` or an iterable of ``pb.param``) in
         place with its gradient in ``gs`` (a ``pb.Grads``), or its ``.grad`` when ``gs`` is
-        None; each ``.grad`` is reset. Returns ``ps``."""
-        if isinstance(ps, (Param, dict)):
-            raise TypeError("pullback: step() takes a list or a pb.Params of params: step([W]), "
-                            "or step(list(d.values())) for a dict")
+        None; each ``.grad`` is reset to zeros. Returns ``ps``.
+
+        As in ``torch.optim``, a param whose gradient is None (``W.grad = None``) is
+        skipped: it does not move and its state (buffers, step count) is not advanced. A
+        ``.grad`` starts at zeros, so a step before any ``backward()`` is a step with a zero
+        gradient (momentum and weight decay still act, as in PyTorch with zeroed grads);
+        when every ``.grad`` is zero, step warns that ``backward()`` may be missing."""
+        return self._step_params(ps, gs, "step()")
+
+    def _step_params(self, ps, gs, fname):
+        params = _param_list(ps, fname)
         if gs is not None and not isinstance(gs, Grads):
             raise TypeError(
                 f"pullback: gs must be a pb.Grads (from pb.gradient), got {type(gs).__name__}"
             )
-        params = list({id(p): p for p in ps}.values())  # a param listed twice moves once
-        for p in params:
-            if not isinstance(p, Param):
-                raise TypeError(
-                    f"pullback: step() updates values made with pb.param, got "
-                    f"{type(p).__name__}; use opt.update(params, grads, state) for arrays"
-                )
         lr = _lr_at(self.lr, self.count)
+        moves = []  # every gradient is checked before any param moves
         for p in params:
             what = f"the param of shape {np.shape(plain(p))}"
             if gs is None:
-                g = p.grad
+                g, gwhat = p.grad, f"the .grad of {what}"
             elif p in gs:
-                g = gs[p]
+                g, gwhat = gs[p], f"the gradient in gs for {what}"
             else:
                 raise KeyError(
                     f"pullback: gs has no gradient for {what}; take gs with "
                     "pb.gradient(loss, ps) over the same params, or call step(ps) to use .grad"
                 )
-            g = _gradient(plain(g), p, what)
+            if g is None:  # no gradient: skipped, as torch.optim does
+                continue
+            moves.append((p, plain(_gradient(g, plain(p), what, gwhat))))
+        if gs is None and moves and all(
+                type(g) is np.ndarray and not g.any() for _, g in moves):
+            warnings.warn(
+                f"pullback: {fname} found every .grad zero: was loss.backward() called since "
+                "the last step? (.grad starts at zeros and step() resets it; the step is "
+                "made with a zero gradient)", RuntimeWarning, stacklevel=3)
+        for p, g in moves:
             x = plain(p)
             _, count, buffers = self._slots.get(id(p), (p, 0, None))
             if buffers is None:
@@ -216,7 +341,8 @@ class Optimizer:
             delta, buffers = self._step(x, g, buffers, lr, count)
             self._slots[id(p)] = (p, count + 1, buffers)  # holding p keeps its id unique
             update_param(p, np.asarray(delta, dtype=np.result_type(x)))
-        self.count += 1
+        if moves:
+            self.count += 1
         return ps
 
     def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
@@ -371,6 +497,33 @@ class RMSProp(Optimizer):
         return -lr * b, {"square_avg": s, "momentum_buffer": b}
 
 
+def _param_list(ps, fname):
+    """The distinct params of ``ps`` (a param listed twice moves once), checked."""
+    call = "step([W])" if fname == "step()" else "pb.optim.update(opt, [W], gs)"
+    if isinstance(ps, Param):
+        raise TypeError(f"pullback: {fname} takes a list or a pb.Params of params, got one "
+                        f"param: {call}")
+    if isinstance(ps, dict):
+        if ps and all(isinstance(p, Param) for p in ps.values()):
+            raise TypeError(f"pullback: {fname} takes a list or a pb.Params of params, got a "
+                            "dict: pass list(d.values())")
+        raise TypeError(
+            f"pullback: {fname} takes a list or a pb.Params of pb.param values, got a dict; "
+            "for a dict of arrays use params, state = opt.update(params, grads, state)"
+        )
+    if not isinstance(ps, Iterable) or isinstance(ps, (str, bytes)):
+        raise TypeError(f"pullback: {fname} takes a list or a pb.Params of params, got "
+                        f"{_a(ps)}: {call}")
+    params = list({id(p): p for p in ps}.values())
+    for p in params:
+        if not isinstance(p, Param):
+            raise TypeError(
+                f"pullback: {fname} updates values made with pb.param, got "
+                f"{type(p).__name__}; use opt.update(params, grads, state) for arrays"
+            )
+    return params
+
+
 def update(opt: Optimizer, ps: Ps, gs: Grads | None = None) -> Ps:
     """``opt.step(ps, gs)``: Flux's ``update!(opt, ps, gs)``. Each param of ``ps`` moves in
     place and its ``.grad`` is reset.
@@ -387,10 +540,18 @@ def update(opt: Optimizer, ps: Ps, gs: Grads | None = None) -> Ps:
             f"pullback: update(opt, ps, gs) needs an optimizer such as pb.optim.Adam(1e-3) "
             f"first, got {type(opt).__name__}"
         )
-    return opt.step(ps, gs)
+    return opt._step_params(ps, gs, "pb.optim.update(opt, ps, gs)")
 
 
 # ---------------------------------------------------------------------------- schedules
+
+def _check_count(count, fname):
+    if isinstance(count, bool) or not isinstance(count, numbers.Real):
+        raise TypeError(
+            f"pullback: {fname}'s schedule takes the step count (the number of updates made, "
+            f"an int), got {count!r}"
+        )
+
 
 def exponential_decay(lr: float, rate: float, steps: float) -> Schedule:
     """The schedule ``lr * rate ** (count / steps)``: ``lr`` times ``rate`` every
@@ -406,6 +567,7 @@ def exponential_decay(lr: float, rate: float, steps: float) -> Schedule:
         raise ValueError("pullback: exponential_decay needs steps > 0")
 
     def exponential_decay_schedule(count: int) -> float:
+        _check_count(count, "exponential_decay")
         return lr * rate ** (count / steps)
 
     return exponential_decay_schedule
@@ -425,6 +587,7 @@ def cosine_decay(lr: float, steps: float, alpha: float = 0.0) -> Schedule:
         raise ValueError("pullback: cosine_decay needs steps > 0")
 
     def cosine_decay_schedule(count: int) -> float:
+        _check_count(count, "cosine_decay")
         fraction = min(count, steps) / steps
         return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
 
