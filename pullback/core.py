@@ -20,11 +20,13 @@ from .guard import hold, level_holds, read_only
 from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
+    library_rule,
     no_rule,
     refuse_conversion,
     refuse_in_place,
     refuse_no_grad_write,
     refuse_objects,
+    refuse_rule_write,
     refuse_scalar,
     refuse_subclass,
 )
@@ -265,7 +267,14 @@ def apply(func, args, kwargs):
     if cls is Bilinear or cls is Reduction:  # values the row does not fit: its general rule
         rule, cls = rule.rule, rule.rule.__class__
     general = rule.rule if cls is Unbatched else rule
-    result = general(*vals, **kwargs)
+    if not library_rule(general):  # a user's rule reads the graph's arrays read-only
+        vals = [read_only(v, isinstance(a, Tracked)) for v, a in zip(vals, args)]
+    try:
+        result = general(*vals, **kwargs)
+    except ValueError as error:  # (x -= m in a pb.primitive's body: NumPy's read-only error)
+        if "read-only" not in str(error) or library_rule(general):
+            raise
+        raise refuse_rule_write(general, error) from error
     if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
         check_rule_result(func, general, result)
     pullback = Unbatched(result[1]) if cls is Unbatched else result[1]
@@ -331,10 +340,6 @@ def _binary(func, a, b):
     return node
 
 
-def _no_grad_box(x):  # what a call inside no_grad gets of a tracked value (guard.py)
-    return read_only(plain(x), x.rule is not None)
-
-
 _RECORDS, _LISTS = frozenset({Composite, Unbatched, Pick}), frozenset({list, tuple})
 
 
@@ -355,6 +360,7 @@ def _call_plain(func, args, kwargs):
 
 
 run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py replaces it
+_no_grad_box = lambda x: read_only(plain(x), x.rule is not None)  # noqa: E731 (guard.py)
 _IN_PLACE = frozenset(f for f in (
     np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
     if f is not None)

@@ -76,6 +76,16 @@ def refuse_in_place(func: Any) -> TypeError:
     )
 
 
+def refuse_rule_write(rule: Any, error: BaseException) -> TypeError:
+    """The error for a user's rule (or the pb.primitive it calls) that writes into one of
+    its arguments, which are the graph's arrays, given read-only."""
+    return TypeError(
+        f"pullback: {pullback_name(rule)} writes into one of its arguments (NumPy: "
+        f"{error}); they are arrays the recorded graph uses, so a write would change values "
+        "under it. Compute into a new array instead (x = x - np.max(x), not x -= ...)."
+    )
+
+
 def refuse_no_grad_write(func: Any) -> TypeError:
     """The error for a call inside ``pb.no_grad()`` that writes into a tracked value a
     node computed (its array is read-only there: a pullback may have saved it)."""

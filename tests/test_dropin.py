@@ -785,3 +785,22 @@ def test_a_users_pullback_that_writes_into_its_cotangent_changes_no_other():
         return np.sum((doubled(a) + b) * np.array([5.0, -5.0, 2.0]))
 
     pb.check_grads(f, A, A[::-1].copy(), order=1)
+
+
+def test_a_primitive_that_writes_into_its_argument_is_refused():
+    # the softmax idiom x -= x.max() in a pb.primitive's body would change, under the graph,
+    # the tracked value the primitive was given
+    @pb.primitive
+    def softmax(x):
+        x -= np.max(x)
+        e = np.exp(x)
+        return e / np.sum(e)
+
+    @pb.rrule(softmax)
+    def softmax_rule(x):
+        y = softmax(x)
+        return y, lambda g: (y * (g - np.sum(g * y)),)
+
+    with pytest.raises(TypeError, match="softmax_rule writes into one of its arguments.*"
+                                        r"x = x - np.max\(x\)"):
+        pb.grad(lambda x: np.sum(softmax(x * 1.0) * np.arange(3.0)))(A)
