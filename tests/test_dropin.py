@@ -804,3 +804,19 @@ def test_a_primitive_that_writes_into_its_argument_is_refused():
     with pytest.raises(TypeError, match="softmax_rule writes into one of its arguments.*"
                                         r"x = x - np.max\(x\)"):
         pb.grad(lambda x: np.sum(softmax(x * 1.0) * np.arange(3.0)))(A)
+
+
+def test_nan_to_num_without_a_copy_writes_into_its_argument():
+    def f(x):
+        y = np.log(x)                        # NaN where x < 0
+        v = y[1:]                            # a view: sees the replacement too
+        np.nan_to_num(y, copy=False, nan=0.5)
+        return np.sum(y * x) + np.sum(v ** 2)
+
+    x = np.array([2.0, -1.0, 3.0])
+    with np.errstate(invalid="ignore"):
+        value, g = pb.value_and_grad(f)(x)
+        assert value == pytest.approx(f(x.copy()))
+        h = 1e-6
+        numeric = [(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(g, numeric, rtol=1e-6)

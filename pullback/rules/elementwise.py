@@ -399,9 +399,27 @@ def _sinc_deriv(ans, x):
 elementwise(np.sinc, _sinc_deriv)
 
 
-@rrule(np.nan_to_num)
-def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    ans = np.nan_to_num(x, copy, nan, posinf, neginf)  # (by position: Dask's takes no keywords)
+@primitive
+def nan_to_num_copy(x, nan=0.0, posinf=None, neginf=None):
+    """NumPy's ``np.nan_to_num(x, True, nan, posinf, neginf)``: a new array."""
+    return np.nan_to_num(x, True, nan, posinf, neginf)  # (by position: Dask's takes no keywords)
+
+
+def nan_to_num_impl(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # copy=False writes into x, as NumPy's does (every name and view of x sees it)
+    ans = nan_to_num_copy(x, nan, posinf, neginf)
+    if copy or not isinstance(x, Tracked):
+        return ans
+    x[...] = ans
+    return x
+
+
+composite(np.nan_to_num, nan_to_num_impl)
+
+
+@rrule(nan_to_num_copy)
+def nan_to_num_rule(x, nan=0.0, posinf=None, neginf=None):
+    ans = nan_to_num_copy(x, nan, posinf, neginf)
 
     def nan_to_num_pullback(g):
         # finite entries pass through; a replaced entry is its replacement value, which
@@ -420,7 +438,7 @@ def nan_to_num_rule(x, copy=True, nan=0.0, posinf=None, neginf=None):
         def replaced(test):  # a thunk: the engine calls it for a tracked value only
             return lambda: sum(np.sum(np.where(test(v), c, 0), axis=axes) for c, v in parts)
 
-        return ct, None, replaced(np.isnan), replaced(np.isposinf), replaced(np.isneginf)
+        return ct, replaced(np.isnan), replaced(np.isposinf), replaced(np.isneginf)
 
     return ans, nan_to_num_pullback
 

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback.rules.elementwise import SIGN_IS_PHASE, complex_sign, times_singular
+from pullback.rules.elementwise import (
+    SIGN_IS_PHASE,
+    complex_sign,
+    nan_to_num_copy,
+    times_singular,
+)
 
 from .spec import BINARY, UNARY, Args, Spec, check_constant, check_unreached
 
@@ -106,6 +111,8 @@ SPECS = [
     Spec(np.nan_to_num, [(4,), (2, 3)], domain=_with_nonfinite,
          kwargs={"nan": [0.0, 2.0], "posinf": [5.0], "neginf": [-5.0]}),
     # tracked replacement values, given by position and by keyword
+    Spec(nan_to_num_copy, [((4,), (), (), ())],
+         domain=(_with_nonfinite, "real", "real", "real")),
     Spec(np.nan_to_num, [((4,), (), (), ())], domain=(_with_nonfinite, "real", "real", "real"),
          call=lambda x, a, b, c: np.nan_to_num(x, True, a, b, c),
          name="np.nan_to_num(tracked replacements)"),
