@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .api import value_and_grad
-from .core import plain
+from .backward import fname_of
+from .core import Tracked, plain
+from .tracker import Param
 from .transforms import hessian, hvp, jacobian
-from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
+from .tree import LEAF, StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
@@ -30,6 +33,29 @@ HESSP_METHODS = {"newton-cg", "trust-ncg", "trust-krylov", "trust-constr"}
 HESS_METHODS = {"trust-exact", "dogleg"}
 # the methods that use no derivatives at all
 DERIVATIVE_FREE_METHODS = {"nelder-mead", "powell", "cobyla", "cobyqa"}
+FINITE_DIFFERENCES = ("2-point", "3-point", "cs")  # SciPy's schemes for jac
+
+
+def leaf_paths(treedef, path=""):
+    """Where each leaf of ``treedef`` sits, in its order, as ``"['w'][0]"`` ("" for a leaf)."""
+    if treedef is LEAF:
+        return [path]
+    _, children, keys = treedef
+    labels = range(len(children)) if keys is None else keys
+    return [p for label, child in zip(labels, children)
+            for p in leaf_paths(child, f"{path}[{label!r}]")]
+
+
+def refuse_tracked(leaf, name):
+    """A param or a tracked value in ``x0`` (plain values only: minimize is not
+    differentiated through, and hands back plain values)."""
+    if isinstance(leaf, Param):
+        raise TypeError(f"pullback: {name} is a pb.param; minimize works on plain values: pass "
+                        "the param's .value, and assign result.x back to .value after")
+    if isinstance(leaf, Tracked) and leaf.level >= 0:
+        raise TypeError(f"pullback: {name} is a tracked value (minimize was called inside "
+                        "pb.grad or another transform), but minimize is not differentiated "
+                        "through; start it from pb.stop_gradient(x0)")
 
 
 class Flat:
@@ -38,10 +64,20 @@ class Flat:
 
     def __init__(self, x0):
         leaves, self.treedef = tree_flatten(x0)
+        self.paths = leaf_paths(self.treedef)
+        for leaf, path in zip(leaves, self.paths):
+            refuse_tracked(leaf, f"x0{path}")
         if isinstance(x0, (list, tuple)) and not any(isinstance(x, np.ndarray) for x in leaves):
-            leaves, self.treedef = [np.asarray(x0)], tree_flatten(0)[1]  # array_like, as SciPy
-        if not leaves:
-            raise ValueError("pullback: minimize needs an x0 with at least one array in it")
+            try:
+                leaves = [np.asarray(x0)]  # array_like, as SciPy
+            except ValueError:
+                raise ValueError(
+                    f"pullback: x0 is a ragged {type(x0).__name__} (its rows differ in "
+                    "length), neither an array nor a pytree of arrays; pass np.array(...) of "
+                    "equal rows, or make each row an array ([np.array(row) for row in x0]) "
+                    "for a pytree"
+                ) from None
+            self.treedef, self.paths = LEAF, [""]
         self.shapes, self.dtypes, self.arrays, self.stops = [], [], [], []
         stop = 0
         for i, leaf in enumerate(leaves):
@@ -59,18 +95,36 @@ class Flat:
             stop += x.size
             self.stops.append(stop)
         self.size = stop
-        self.x0 = self.ravel(leaves, flat=True)
+        if not stop:
+            raise ValueError("pullback: minimize needs an x0 with at least one number in it "
+                             "(an array, or a pytree of arrays); this x0 has none")
+        parts = [np.ravel(np.asarray(plain(x), dtype=np.float64)) for x in leaves]
+        self.x0 = parts[0] if len(parts) == 1 else np.concatenate(parts)
         self.single = len(leaves) == 1
 
-    def ravel(self, tree, flat=False):
-        """A plain pytree of ``x0``'s structure as one float64 vector."""
-        leaves = tree if flat else tree_flatten(tree)[0]
-        if len(leaves) != len(self.shapes):
-            raise ValueError(
-                f"pullback: expected a value with x0's structure ({len(self.shapes)} "
-                f"leaves), got {len(leaves)} leaves"
-            )
-        parts = [np.ravel(np.asarray(plain(x), dtype=np.float64)) for x in leaves]
+    def ravel(self, tree, value):
+        """A user's ``tree`` of ``x0``'s structure and shapes (a gradient, say) as one float64
+        vector; ``value`` names it in messages ("the gradient jac returned")."""
+        if tree is None:
+            raise TypeError(f"pullback: {value} is None (is a return statement missing?); it "
+                            "must have x0's structure and shapes")
+        parts = []
+        for leaf, path, shape in zip(self.match(tree, value), self.paths, self.shapes):
+            try:
+                x = np.asarray(plain(leaf))
+            except (TypeError, ValueError):  # a ragged list, say
+                x = np.array(None)
+            if x.dtype.kind not in "biuf":
+                got = (f"complex ({x.dtype})" if x.dtype.kind == "c" else
+                       f"an array of dtype {x.dtype}" if isinstance(plain(leaf), np.ndarray)
+                       else f"a {type(plain(leaf)).__name__}")
+                raise TypeError(f"pullback: {value} is {got} at x0{path}; it must hold real "
+                                f"numbers of x0{path}'s shape {shape}")
+            x = x.astype(np.float64, copy=False)
+            if x.shape != shape and not (x.size == 1 and math.prod(shape) == 1):
+                raise ValueError(f"pullback: {value} has shape {x.shape} at x0{path}; x0{path} "
+                                 f"has shape {shape}")
+            parts.append(np.ravel(x))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def unravel(self, z):
@@ -104,21 +158,19 @@ class Flat:
             return leaves_by(self.treedef, tree)
         except StructureMismatch as m:
             raise ValueError(f"pullback: {what} must have x0's structure; at x0{m.path} x0 "
-                             f"has {m.want}, {what} has {m.got}") from None
-
-
-def ravel_output(out):
-    """A constraint's value (a pytree, possibly tracked) as one vector."""
-    parts = [np.reshape(x, -1) for x in tree_flatten(out)[0]]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+                             f"has {m.want}, {what} " + ("is " if m.got.startswith("a ")
+                                                         else "has ") + f"{m.got}") from None
 
 
 def chosen_method(method, bounds, constraints):
     """The method SciPy will run (its own choice when ``method`` is None), lower case."""
     if callable(method):
         return None
-    if method is not None:
+    if isinstance(method, str):
         return method.lower()
+    if method is not None:
+        raise TypeError(f"pullback: minimize's method must be the name of a SciPy method (a "
+                        f"str such as 'BFGS') or a callable, got {type(method).__name__}")
     if constraints:
         return "slsqp"
     return "bfgs" if bounds is None else "l-bfgs-b"
@@ -179,7 +231,7 @@ def objective(fun, flat, jac):
                     f"it returned {type(result).__name__}. Leave jac out, and pullback "
                     "computes the gradient.")
             value, g = result
-            return scalar(plain(value)), flat.ravel(g)
+            return scalar(plain(value)), flat.ravel(g, "the gradient fun returned (jac=True)")
 
         return fun_and_user_grad, True
 
@@ -188,7 +240,7 @@ def objective(fun, flat, jac):
 
     if callable(jac):
         def user_jac(z, *args):
-            return flat.ravel(jac(flat.unravel(z), *args))
+            return flat.ravel(jac(flat.unravel(z), *args), "the gradient jac returned")
 
         return fun_flat, user_jac
     return fun_flat, (None if jac is False else jac)  # a finite-difference scheme: SciPy's
@@ -209,7 +261,8 @@ def second_derivatives(fun, flat, method, jac, hess, hessp, HessianUpdateStrateg
             user_hessp = hessp
 
             def hessp(z, p, *args):
-                return flat.ravel(user_hessp(flat.unravel(z), flat.unravel(p), *args))
+                return flat.ravel(user_hessp(flat.unravel(z), flat.unravel(p), *args),
+                                  "the product hessp returned")
 
         return hess, hessp
     if isinstance(jac, str) or jac is False:  # finite differences asked for: none of ours
@@ -230,19 +283,49 @@ def second_derivatives(fun, flat, method, jac, hess, hessp, HessianUpdateStrateg
     return None, None
 
 
-def flat_bounds(bounds, flat, Bounds):
-    """``bounds`` as SciPy takes them: as given for an ``x0`` of one array or a ``Bounds``;
-    from a pytree of ``(lo, hi)`` pairs (or ``Bounds``) otherwise."""
-    if (flat.single and isinstance(bounds, (tuple, list)) and bounds
-            and all(b is None or np.ndim(b) == 0 for b in bounds)):
-        raise ValueError(
-            f"pullback: bounds={tuple(bounds)!r} is not SciPy's form: it takes one (lo, hi) pair "
-            "per variable. For the same bounds on every variable write "
+def checked_jac(jac):
+    """``jac`` as given, after refusing what SciPy would ignore without a word ('yes', 5)."""
+    if isinstance(jac, np.bool_):
+        return bool(jac)
+    if (jac is None or isinstance(jac, bool) or callable(jac)
+            or isinstance(jac, str) and jac in FINITE_DIFFERENCES):
+        return jac
+    raise (ValueError if isinstance(jac, str) else TypeError)(
+        f"pullback: minimize's jac must be None (pullback computes the gradient), a callable "
+        "returning the gradient in x0's structure, True (fun returns (value, gradient)), False, "
+        f"or a finite-difference scheme '2-point', '3-point' or 'cs'; got {jac!r}")
+
+
+def scipy_form_bounds(bounds):
+    """Bounds for an ``x0`` of one array, in SciPy's form: one ``(lo, hi)`` pair per
+    variable."""
+    form = ("one (lo, hi) pair per variable. For the same bounds on every variable write "
             "scipy.optimize.Bounds(lo, hi), or [(lo, hi)] * x0.size")
-    if bounds is None or flat.single or isinstance(bounds, Bounds):
+    if isinstance(bounds, dict):
+        raise TypeError("pullback: bounds is a dict, but x0 is an array: for an array x0, "
+                        f"bounds are SciPy's, {form}")
+    if not isinstance(bounds, (tuple, list, np.ndarray)) or np.ndim(bounds) == 0:
+        raise TypeError(f"pullback: bounds={bounds!r} is not SciPy's form: it takes {form}")
+    if len(bounds) and all(b is None or np.ndim(b) == 0 for b in bounds):
+        raise ValueError(
+            f"pullback: bounds={tuple(bounds)!r} is not SciPy's form: it takes {form}")
+    for i, entry in enumerate(bounds):
+        if not isinstance(entry, (tuple, list, np.ndarray)) or len(entry) != 2:
+            raise ValueError(f"pullback: bounds hold one (lo, hi) pair per variable (None for "
+                             f"no bound); entry {i} is {entry!r}")
+    return bounds
+
+
+def flat_bounds(bounds, flat, Bounds):
+    """``bounds`` as SciPy takes them: in SciPy's form for an ``x0`` of one array, or a
+    ``Bounds``; from a pytree of ``(lo, hi)`` pairs (or ``Bounds``) otherwise."""
+    if bounds is None or isinstance(bounds, Bounds):
         return bounds
+    if flat.treedef is LEAF:
+        return scipy_form_bounds(bounds)
     lower, upper = [], []
-    for i, entry in enumerate(flat.match(bounds, "bounds")):
+    entries = flat.match(bounds, "bounds")
+    for entry, path, shape in zip(entries, flat.paths, flat.shapes):
         if entry is None:
             entry = (None, None)
         elif hasattr(entry, "lb") and hasattr(entry, "ub"):
@@ -250,67 +333,144 @@ def flat_bounds(bounds, flat, Bounds):
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
             raise ValueError(
                 f"pullback: bounds for a pytree x0 hold a (lo, hi) pair for each leaf "
-                f"(None for no bound); leaf {i} got {entry!r}"
+                f"(None for no bound); x0{path} got {entry!r}"
             )
-        for side, fill, out in ((entry[0], -np.inf, lower), (entry[1], np.inf, upper)):
-            side = np.asarray(fill if side is None else side, dtype=np.float64)
+        for name, side, fill, out in (("lower", entry[0], -np.inf, lower),
+                                      ("upper", entry[1], np.inf, upper)):
+            try:
+                side = np.asarray(fill if side is None else side, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"pullback: the {name} bound for x0{path} is {side!r}; a "
+                                "bound is a number, an array that broadcasts to the leaf, or "
+                                "None") from None
             if side.size == 1:  # Bounds(0.0, 1.0) holds its scalars in arrays of shape (1,)
                 side = side.reshape(())
-            out.append(np.broadcast_to(side, flat.shapes[i]).ravel())
+            try:
+                out.append(np.broadcast_to(side, shape).ravel())
+            except ValueError:
+                raise ValueError(f"pullback: the {name} bound for x0{path} has shape "
+                                 f"{side.shape}, which does not broadcast to the leaf's shape "
+                                 f"{shape}") from None
     return Bounds(np.concatenate(lower), np.concatenate(upper))
 
 
-def constraint_jacobian(cfun, flat):
+def constraint_vector(out, label, i):
+    """A constraint's value (a pytree, possibly tracked) as one vector, after checking it
+    holds real numbers (None, a str, an object array would reach SciPy as NaNs)."""
+    leaves = tree_flatten(out)[0]
+    for leaf in leaves:
+        x = plain(leaf)
+        if isinstance(x, Tracked):  # a pb.jit trace's: its values come later
+            continue
+        kind = np.asarray(x).dtype.kind if isinstance(x, (np.ndarray, np.generic, float, int)) \
+            else "O"
+        if kind not in "biuf":
+            got = ("None (is a return statement missing?)" if x is None else "complex values"
+                   if kind == "c" else f"an array of dtype {x.dtype}"
+                   if isinstance(x, np.ndarray) else f"a {type(x).__name__}")
+            raise TypeError(f"pullback: constraint {i}'s fun ({label}) returned {got}; it must "
+                            "return a real number, an array of them, or a pytree of arrays")
+    if not leaves:
+        raise TypeError(f"pullback: constraint {i}'s fun ({label}) returned an empty "
+                        f"{type(out).__name__}; it must return the constraint's values")
+    parts = [np.reshape(x, -1) for x in leaves]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def constraint_jacobian(cfun, flat, i):
+    label = fname_of(cfun)
+
     def jac_from_pullback(z, *args):
-        J = jacobian(lambda v: ravel_output(cfun(flat.unravel(v), *args)))(z)
-        return np.asarray(J, dtype=np.float64)
+        def values(v):
+            return constraint_vector(cfun(flat.unravel(v), *args), label, i)
+
+        values.__qualname__ = f"constraint {i}'s fun ({label})"  # (jacobian's errors name it)
+        return np.asarray(jacobian(values)(z), dtype=np.float64)
 
     return jac_from_pullback
 
 
-def flat_constraint(c, flat, optimize):
-    """One constraint with its functions on the flat vector; its ``jac`` from pullback
+def flat_constraint(c, i, flat, optimize):
+    """Constraint ``i`` with its functions on the flat vector; its ``jac`` from pullback
     when it has none (for a ``NonlinearConstraint``: when it has the default '2-point')."""
+    if isinstance(c, optimize.LinearConstraint):
+        return c  # it acts on the flat vector already
+    if not isinstance(c, (dict, optimize.NonlinearConstraint)):
+        raise TypeError(f"pullback: constraint {i} is a {type(c).__name__}; a constraint is a "
+                        "dict {'type': 'eq' or 'ineq', 'fun': ...}, a NonlinearConstraint or a "
+                        "LinearConstraint (scipy.optimize's)")
+    if isinstance(c, dict) and "fun" not in c:
+        raise ValueError(f"pullback: constraint {i}, a dict, needs a 'fun' (and a 'type')")
+    cfun, cjac = (c["fun"], c.get("jac")) if isinstance(c, dict) else (c.fun, c.jac)
+    for key, given in (("fun", cfun), ("jac", cjac)):
+        # (a NonlinearConstraint's jac may also be '2-point', ...: SciPy checks those)
+        if not callable(given) and (key == "fun" or isinstance(c, dict) and given is not None):
+            raise TypeError(
+                f"pullback: constraint {i}'s {key} must be a function of x (in x0's structure), "
+                f"got {type(given).__name__}"
+                + ("; leave it out, and pullback computes it" if key == "jac" else ""))
+    label = fname_of(cfun)
+
+    def values(z, *args):
+        return constraint_vector(cfun(flat.unravel(z), *args), label, i)
+
     if isinstance(c, dict):
-        if "fun" not in c:
-            raise ValueError("pullback: a constraint dict needs a 'fun' (and a 'type')")
-        c = dict(c)
-        cfun, cjac = c["fun"], c.get("jac")
-        c["fun"] = lambda z, *args: np.asarray(ravel_output(cfun(flat.unravel(z), *args)))
-        if cjac is None:
-            c["jac"] = constraint_jacobian(cfun, flat)
-        else:
-            c["jac"] = lambda z, *args: cjac(flat.unravel(z), *args)
-        return c
-    if isinstance(c, optimize.NonlinearConstraint):
-        cfun, cjac, chess = c.fun, c.jac, c.hess
-        c = copy.copy(c)
-        c.fun = lambda z: np.asarray(ravel_output(cfun(flat.unravel(z))))
-        if cjac is None or (isinstance(cjac, str) and cjac == "2-point"):
-            c.jac = constraint_jacobian(cfun, flat)
-        elif callable(cjac):
-            c.jac = lambda z: cjac(flat.unravel(z))
-        if callable(chess) and not isinstance(chess, optimize.HessianUpdateStrategy):
-            c.hess = lambda z, v: chess(flat.unravel(z), v)
-        return c
-    return c  # LinearConstraint and the rest act on the flat vector already
+        return dict(c, fun=values, jac=constraint_jacobian(cfun, flat, i) if cjac is None
+                    else lambda z, *args: cjac(flat.unravel(z), *args))
+    chess, c = c.hess, copy.copy(c)
+    c.fun = values
+    if cjac is None or (isinstance(cjac, str) and cjac == "2-point"):
+        c.jac = constraint_jacobian(cfun, flat, i)
+    elif callable(cjac):
+        c.jac = lambda z: cjac(flat.unravel(z))
+    if callable(chess) and not isinstance(chess, optimize.HessianUpdateStrategy):
+        c.hess = lambda z, v: chess(flat.unravel(z), v)
+    return c
 
 
-def flat_callback(callback, flat):
-    """``callback`` seeing ``x`` in ``x0``'s structure, with SciPy's two signatures."""
+def flat_constraints(constraints, flat, optimize):
+    """``constraints`` (one or a list) as a list SciPy takes."""
+    kinds = (dict, optimize.NonlinearConstraint, optimize.LinearConstraint)
+    if isinstance(constraints, kinds):
+        constraints = (constraints,)
+    elif constraints is None:
+        constraints = ()
+    elif not isinstance(constraints, (tuple, list)):
+        raise TypeError("pullback: minimize's constraints must be a constraint (a dict, a "
+                        "NonlinearConstraint or a LinearConstraint) or a list of them, got "
+                        f"{type(constraints).__name__}")
+    return [flat_constraint(c, i, flat, optimize) for i, c in enumerate(constraints)]
+
+
+def flat_callback(callback, flat, method):
+    """``callback`` seeing ``x`` in ``x0``'s structure, with SciPy's two signatures:
+    ``callback(intermediate_result)`` (by that name), or ``callback(x)`` (trust-constr:
+    ``callback(x, state)``)."""
     if callback is None:
         return None
+    if not callable(callback):
+        raise TypeError("pullback: minimize's callback must be a function, called with x (in "
+                        f"x0's structure) after each iteration; got {type(callback).__name__}")
     try:
-        names = set(inspect.signature(callback).parameters)
+        signature = inspect.signature(callback)
     except (TypeError, ValueError):
-        names = set()
-    if names == {"intermediate_result"}:
+        signature = None
+    if signature is not None and set(signature.parameters) == {"intermediate_result"}:
         def callback_result(intermediate_result):
             result = copy.copy(intermediate_result)
             result.x = flat.result(intermediate_result.x)
             return callback(intermediate_result=result)
 
         return callback_result
+    takes = ("x", "state") if method == "trust-constr" else ("x",)
+    try:
+        if signature is not None:
+            signature.bind(*takes)
+    except TypeError:
+        raise TypeError(
+            f"pullback: minimize calls callback({', '.join(takes)}) after each iteration, x in "
+            f"x0's structure (or callback(intermediate_result=...) when that is its one "
+            f"parameter's name), but {fname_of(callback)} takes {signature}") from None
 
     def callback_x(xk, *rest):
         return callback(flat.result(xk), *rest)
@@ -333,7 +493,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
     - ``fun(x, *args)`` is plain NumPy code returning a real scalar; ``args`` pass through
       and are not differentiated.
     - ``x0`` is an array, a number, a list of numbers (an array, as in SciPy) or a pytree
-      of arrays (dicts, tuples, lists). SciPy works on one float64 vector: the leaves of
+      of arrays (dicts, tuples, lists); plain values, not a ``pb.param`` (pass its
+      ``.value``). SciPy works on one float64 vector: the leaves of
       ``pb.tree_flatten(x0)``, each raveled. ``fun``, ``callback``, user ``jac``/``hess``/
       ``hessp`` and constraint functions see ``x`` in ``x0``'s structure and dtypes;
       ``result.x`` has them too, and ``result.x_flat`` is the vector. The rest of the
@@ -341,7 +502,9 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
     - ``jac=None``: value and gradient in one pass (``pb.value_and_grad``, passed with
       SciPy's ``jac=True``). A callable ``jac``, ``jac=True`` (``fun`` returns ``(value,
       gradient)``, the gradient in ``x0``'s structure) or a finite-difference scheme
-      ('2-point', ...) is used as given.
+      ('2-point', '3-point', 'cs') is used as given; anything else is refused. A gradient
+      (or a ``hessp`` product) given in ``x0``'s structure is matched to it by key and
+      position, and must have each leaf's shape.
     - Second derivatives, unless ``hess`` or ``hessp`` is given (or ``jac`` asks for finite
       differences): ``hessp`` from ``pb.hvp`` for Newton-CG, trust-ncg, trust-krylov and
       trust-constr (``H`` is never formed), ``hess`` from ``pb.hessian`` for trust-exact
@@ -371,12 +534,17 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
         raise ImportError(
             "pullback: minimize needs SciPy; install it with pip install pullback[scipy]"
         ) from None
+    if not callable(fun):
+        raise TypeError("pullback: minimize takes the objective function first, then x0 (got "
+                        f"{type(fun).__name__})")
     flat = Flat(x0)
     if not isinstance(args, tuple):
         args = (args,)
-    if isinstance(constraints, (dict, optimize.NonlinearConstraint, optimize.LinearConstraint)):
-        constraints = (constraints,)
+    jac = checked_jac(jac)
+    constraints = flat_constraints(constraints, flat, optimize)
     method_name = chosen_method(method, bounds, constraints)
+    scipy_bounds = flat_bounds(bounds, flat, optimize.Bounds)
+    scipy_callback = flat_callback(callback, flat, method_name)
     if method_name in DERIVATIVE_FREE_METHODS and jac is None:
         jac = False  # the method uses no gradient: none to supply
     scipy_fun, scipy_jac = objective(fun, flat, jac)
@@ -384,9 +552,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
                                                  optimize.HessianUpdateStrategy)
     result = optimize.minimize(
         scipy_fun, flat.x0, args=args, method=method, jac=scipy_jac, hess=scipy_hess,
-        hessp=scipy_hessp, bounds=flat_bounds(bounds, flat, optimize.Bounds),
-        constraints=[flat_constraint(c, flat, optimize) for c in constraints], tol=tol,
-        callback=flat_callback(callback, flat), options=options,
+        hessp=scipy_hessp, bounds=scipy_bounds, constraints=constraints, tol=tol,
+        callback=scipy_callback, options=options,
     )
     result.x_flat = result.x
     result.x = flat.result(result.x)

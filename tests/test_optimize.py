@@ -133,7 +133,7 @@ def test_pytree_bounds():
     np.testing.assert_allclose(again.x_flat, result.x_flat, atol=1e-8)
     with pytest.raises(ValueError, match=r"bounds must have x0's structure; at x0 x0 has keys"):
         minimize(fun, x0, method="L-BFGS-B", bounds={"a": (0, 1)})
-    with pytest.raises(ValueError, match=r"pair for each leaf \(None for no bound\); leaf 1 got 3"):
+    with pytest.raises(ValueError, match=r"\(None for no bound\); x0\['b'\] got 3"):
         minimize(fun, x0, method="L-BFGS-B", bounds={"a": (0, 1), "b": 3.0})
 
 
@@ -203,7 +203,7 @@ def test_list_of_numbers_is_an_array_as_in_scipy():
 def test_errors():
     with pytest.raises(TypeError, match="real numbers; leaf 0 of x0 has dtype complex128"):
         minimize(lambda x: np.sum(np.abs(x)), np.ones(2, dtype=complex))
-    with pytest.raises(ValueError, match="x0 with at least one array"):
+    with pytest.raises(ValueError, match="x0 with at least one number"):
         minimize(lambda x: 0.0, {})
 
 
@@ -254,3 +254,135 @@ def test_bounds_of_one_pair_and_a_non_numeric_x0_say_what_to_write():
     with pytest.raises(TypeError, match="an array of floats"):
         pb.minimize(f, None)
     np.testing.assert_allclose(pb.minimize(f, np.zeros(2), bounds=[(0.0, 0.5)] * 2).x, 0.5)
+
+
+def _loss(p):
+    return np.sum((p["w"] - 3.0) ** 2) + p["b"] ** 2
+
+
+def _d0():
+    return {"w": np.zeros(2), "b": 1.0}
+
+
+def _refused(f, x0, **kwargs):
+    return lambda: minimize(f, x0, **kwargs)
+
+
+_ROSEN_0 = np.array([-1.2, 1.0])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (_refused(rosenbrock, _ROSEN_0, jac="yes"), ValueError, r"jac must be None .*got 'yes'"),
+    (_refused(rosenbrock, _ROSEN_0, jac=5), TypeError, r"jac must be None .*'cs'; got 5"),
+    (_refused(None, _ROSEN_0), TypeError, r"objective function first, then x0 \(got NoneType"),
+    (_refused("rosen", _ROSEN_0), TypeError, r"objective function first, then x0 \(got str"),
+    (_refused(rosenbrock, []), ValueError, "x0 with at least one number"),
+    (_refused(rosenbrock, {"a": np.zeros(0)}), ValueError, "x0 with at least one number"),
+    (_refused(rosenbrock, [[1.0, 2.0], [3.0]]), ValueError, "x0 is a ragged list"),
+    (_refused(rosenbrock, _ROSEN_0, method=5), TypeError, "method must be the name .* got int"),
+    (_refused(rosenbrock, _ROSEN_0, callback=5), TypeError, "callback must be a function"),
+    (_refused(rosenbrock, _ROSEN_0, callback=lambda: None), TypeError,
+     r"calls callback\(x\) .* <lambda> takes \(\)"),
+    (_refused(rosenbrock, _ROSEN_0, method="trust-constr", callback=lambda x: None), TypeError,
+     r"calls callback\(x, state\)"),
+    (_refused(rosenbrock, _ROSEN_0, constraints=5), TypeError,
+     "constraints must be a constraint .* got int"),
+    (_refused(rosenbrock, _ROSEN_0, constraints=[None]), TypeError,
+     "constraint 0 is a NoneType"),
+    (_refused(rosenbrock, _ROSEN_0, constraints={"type": "eq", "fun": "a"}), TypeError,
+     "constraint 0's fun must be a function of x .* got str"),
+    (_refused(rosenbrock, _ROSEN_0, constraints={"type": "eq", "fun": lambda x: x[0],
+                                                 "jac": "a"}), TypeError,
+     "constraint 0's jac must be a function .* leave it out"),
+    (_refused(rosenbrock, _ROSEN_0, bounds=5), TypeError, "bounds=5 is not SciPy's form"),
+    (_refused(rosenbrock, _ROSEN_0, bounds=[(0, 1, 2)] * 2), ValueError,
+     r"one \(lo, hi\) pair per variable .* entry 0 is \(0, 1, 2\)"),
+    (_refused(rosenbrock, _ROSEN_0, bounds={"a": (0, 1)}), TypeError,
+     "bounds is a dict, but x0 is an array"),
+    (_refused(_loss, _d0(), bounds={"w": (np.zeros(3), 1), "b": None}), ValueError,
+     r"lower bound for x0\['w'\] has shape \(3,\), which does not broadcast to .* \(2,\)"),
+    (_refused(_loss, _d0(), bounds={"w": (0, "x"), "b": None}), TypeError,
+     r"upper bound for x0\['w'\] is 'x'"),
+])
+def test_misuse_is_refused_at_the_call(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_param_or_a_tracked_x0_is_refused_before_optimizing():
+    calls = []
+
+    def fun(w):
+        calls.append(w)
+        return np.sum(w ** 2)
+
+    with pytest.raises(TypeError, match=r"x0 is a pb\.param; .* pass the param's \.value"):
+        minimize(fun, pb.param(np.ones(3)))
+    with pytest.raises(TypeError, match=r"x0\['w'\] is a pb\.param"):
+        minimize(lambda p: fun(p["w"]), {"w": pb.param(np.ones(3))})
+    with pytest.raises(TypeError, match=r"x0 is a tracked value .* pb\.stop_gradient\(x0\)"):
+        pb.grad(lambda a: minimize(fun, a).fun)(np.ones(3))
+    assert not calls
+
+
+@pytest.mark.parametrize("jac, error, message", [
+    (lambda p: np.ones(3), ValueError,
+     r"the gradient jac returned must have x0's structure; at x0 x0 has keys \['b', 'w'\], "
+     "the gradient jac returned is a ndarray"),
+    (lambda p: {"w": np.ones(3), "b": 1.0}, ValueError,
+     r"jac returned has shape \(3,\) at x0\['w'\]; x0\['w'\] has shape \(2,\)"),
+    (lambda p: None, TypeError, r"jac returned is None \(is a return statement missing\?\)"),
+    (lambda p: {"w": np.ones(2), "b": "a"}, TypeError, r"jac returned is a str at x0\['b'\]"),
+    (lambda p: {"w": np.ones(2) * 1j, "b": 0.0}, TypeError,
+     r"jac returned is complex \(complex128\) at x0\['w'\]"),
+])
+def test_a_wrong_gradient_from_jac_names_jac_and_the_leaf(jac, error, message):
+    with pytest.raises(error, match=message):
+        minimize(_loss, _d0(), jac=jac)
+
+
+def test_a_wrong_gradient_or_product_from_fun_or_hessp_is_named():
+    with pytest.raises(ValueError, match=r"fun returned \(jac=True\) has shape \(3,\) at x0;"):
+        minimize(lambda x: (np.sum(x ** 2), np.ones(3)), np.ones(2), jac=True)
+    with pytest.raises(ValueError, match=r"hessp returned has shape \(1,\) at x0\['w'\]"):
+        minimize(_loss, _d0(), method="Newton-CG",
+                 hessp=lambda p, v: {"w": np.ones(1), "b": v["b"]})
+
+
+def test_a_gradient_with_its_keys_in_another_order_is_matched_by_key():
+    # jac's dict has x0's keys in another insertion order: matched by key, not by position
+    def jac(p):
+        return {"b": 2.0 * p["b"], "w": 2.0 * (p["w"] - 3.0)}
+
+    def fun_and_grad(p):
+        return _loss(p), jac(p)
+
+    reference = minimize(_loss, _d0(), method="BFGS")
+    for result in (minimize(_loss, _d0(), method="BFGS", jac=jac),
+                   minimize(fun_and_grad, _d0(), method="BFGS", jac=True)):
+        assert result.success, result.message
+        np.testing.assert_allclose(result.x_flat, reference.x_flat, atol=1e-6)
+        np.testing.assert_allclose(result.jac, _fd_gradient(
+            lambda z: _loss({"w": z[:2], "b": z[2]}), result.x_flat), atol=1e-6)
+
+
+@pytest.mark.parametrize("cfun, message", [
+    (lambda x: None, r"constraint 0's fun \(<lambda>\) returned None \(is a return"),
+    (lambda x: (x[0], "a"), r"constraint 0's fun \(<lambda>\) returned a str"),
+    (lambda x: (), r"constraint 0's fun \(<lambda>\) returned an empty tuple"),
+    (lambda x: x[0].astype(int), r"constraint 0's fun \(<lambda>\) has an output of dtype int64"),
+])
+def test_a_constraint_returning_no_numbers_is_refused_and_named(cfun, message):
+    with pytest.raises(TypeError, match=message):
+        minimize(rosenbrock, np.array([-1.2, 1.0]), constraints=[{"type": "ineq", "fun": cfun}])
+
+
+def test_pytree_bounds_on_one_leaf_and_a_trust_constr_callback():
+    # x0 with one leaf under a dict takes bounds in its structure too
+    result = minimize(lambda p: np.sum((p["w"] - 3.0) ** 2), {"w": np.zeros(2)},
+                      method="L-BFGS-B", bounds={"w": (None, np.array([1.0, 5.0]))})
+    np.testing.assert_allclose(result.x["w"], [1.0, 3.0], atol=1e-6)
+    seen = []
+    minimize(_loss, _d0(), method="trust-constr", callback=lambda x, state: seen.append(x),
+             options={"maxiter": 5})
+    assert seen and all(set(x) == {"w", "b"} for x in seen)
