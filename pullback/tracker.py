@@ -14,11 +14,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .backend import is_foreign
-from .backward import backward_pass, scalar_seed, strip, writeable
-from .core import Tracked, _seq, box_at, live_levels, plain, shape_of, state, tracker_level
+from .backward import backward_pass, fname_of, scalar_seed, strip, writeable
+from .core import (
+    Tracked,
+    _level_ids,
+    _seq,
+    box_at,
+    live_levels,
+    plain,
+    shape_of,
+    state,
+    tracker_level,
+)
 from .debug import graph_loss_error
-from .guard import is_held
+from .guard import Hold, is_held
 from .lazy import after, checked, is_lazy
+from .methods import escapes
 from .registry import LossError
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
@@ -35,9 +46,26 @@ class Param(Tracked):
     __slots__ = ("grad", "updated")
 
     def __init__(self, value: Any, level: int) -> None:
+        if level.__class__ is not int or level not in live_levels:
+            raise TypeError(
+                f"pullback: Param's level must be a live nesting level (an int), got "
+                f"{level!r}; make params with pb.param(x), which picks it")
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
         self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
+
+    def __setattr__(self, name: str, v: Any) -> None:
+        # a user's W.value = ... or W.grad = ... is checked here, where it is given; the
+        # engine's own writes (a tracked value, an array of the param's shape) pass
+        if (name == "value" or name == "grad") and not isinstance(v, Tracked) and (
+                v is not None or name == "value"):
+            try:
+                current = plain(self.value)
+            except AttributeError:  # (being made: nothing to compare with yet)
+                current = None
+            if current is not None:
+                v = _checked_array(name, v, current)
+        object.__setattr__(self, name, v)
 
     def zero_grad(self) -> None:
         """Reset ``.grad`` to zeros (in place where it is a plain array).
@@ -64,6 +92,28 @@ class Param(Tracked):
         return f"param({plain(self)!r})"
 
 
+def _checked_array(name: str, v: Any, current: Any) -> Any:
+    """``v`` for a param's ``.value`` or ``.grad``: an array of the param's shape and a
+    floating-point dtype (a list becomes an array); anything else is refused."""
+    if not (isinstance(v, (np.ndarray, np.generic)) or is_foreign(v)):
+        if isinstance(v, (list, tuple, int, float, complex)) and not isinstance(v, bool):
+            v = np.asarray(v)
+    dtype = getattr(v, "dtype", None)
+    shape = shape_of(current)
+    if dtype is not None and dtype.kind in "fc" and tuple(v.shape) == tuple(shape):
+        return v
+    got = f"shape {tuple(v.shape)} and dtype {dtype}" if dtype is not None else _a(v)
+    error = ValueError if dtype is not None and dtype.kind in "fc" else TypeError
+    if name == "value":
+        raise error(
+            f"pullback: a param's .value must keep its shape {shape} and a floating-point "
+            f"dtype; got {got}. Assign an array of that shape (or pb.update(W, step)), or "
+            "make a new pb.param for another shape")
+    raise error(
+        f"pullback: a param's .grad must be a floating-point array of the param's shape "
+        f"{shape}, or None; got {got}. Call W.zero_grad() to reset it")
+
+
 def param(x: ArrayLike | Tracked) -> Param:
     """A tracked leaf holding a copy of ``x`` as floating point: use it in plain NumPy
     code, call ``.backward()`` on the loss, and read ``.grad``.
@@ -73,6 +123,14 @@ def param(x: ArrayLike | Tracked) -> Param:
     (3, 2)
     """
     value: Tracked | np.ndarray
+    if isinstance(x, (np.ma.MaskedArray, np.matrix)):  # as make_leaf refuses them (backward.py)
+        raise TypeError(
+            "pullback: pb.param of a masked array would ignore its mask (the gradient would "
+            "reach the masked entries); pass x.filled(0.0), and multiply by the mask in the "
+            "loss (np.where(mask, 0.0, W)) so masked entries get no gradient"
+            if isinstance(x, np.ma.MaskedArray) else
+            "pullback: pb.param of an np.matrix, whose * is a matrix product; pass "
+            "np.asarray(x) (and write @ for the matrix product)")
     if isinstance(x, Tracked):
         value = x
     elif is_foreign(x):  # another library's array (CuPy, Dask): copied there
@@ -116,6 +174,8 @@ def _accumulate(p, ct):
         if (type(grad) is np.ndarray and type(ct) is np.ndarray and grad.shape == ct.shape
                 and grad.flags.writeable):
             p.grad += ct
+        elif grad is None:  # W.grad = None: zero (PyTorch's set_to_none), and an array of
+            p.grad = ct.copy() if type(ct) is np.ndarray else ct  # its own (ct may be shared)
         else:
             p.grad = p.grad + ct
 
@@ -146,6 +206,12 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
     else:
         seed = cotangent if isinstance(cotangent, Tracked) or is_foreign(cotangent) else (
             np.asarray(cotangent))
+        if getattr(plain(seed), "dtype", np.dtype(float)).kind not in "biufc":
+            raise TypeError(
+                f"pullback: backward() got {_a(cotangent)} as its cotangent (dtype "
+                f"{plain(seed).dtype}); pass a float array of the value's shape "
+                f"{np.shape(plain(self))}, e.g. y.backward(np.ones_like(y.value))"
+            )
         if np.shape(plain(seed)) != np.shape(plain(self)):
             raise ValueError(
                 f"pullback: backward() got a cotangent of shape {np.shape(plain(seed))} "
@@ -204,6 +270,16 @@ def _grad_of_nonparam(self: Tracked) -> Any:
 Tracked.grad = property(_grad_of_nonparam)
 
 
+def _a(x: Any) -> str:
+    """How a message names what the user passed: None, a tracked value, or its type."""
+    if x is None:
+        return "None"
+    if isinstance(x, Tracked):
+        return "a tracked value"
+    name = type(x).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' or name == 'ndarray' else 'a'} {name}"
+
+
 class Params:
     """An ordered set of params, compared by identity (Tracker's ``Params``).
 
@@ -215,17 +291,21 @@ class Params:
     def __init__(self, params: Iterable[Param] = ()) -> None:
         self._params: list[Param] = []
         self._ids: set[int] = set()
-        if isinstance(params, (Tracked, dict)):  # (iterating one would give its rows, or keys)
+        if isinstance(params, (Tracked, dict, np.ndarray)) or not isinstance(params, Iterable):
+            # (iterating a param or an array would give its rows, a dict its keys)
             raise TypeError(
-                f"pullback: Params takes a list of params, got a {type(params).__name__}: "
-                "write pb.Params([W]), or pb.Params(d.values()) for a dict")
+                f"pullback: Params takes a list of params (values made with pb.param), got "
+                f"{_a(params)}: write pb.Params([W]), or pb.Params(d.values()) for a dict"
+                + (" (of an array: W = pb.param(x); pb.Params([W]))"
+                   if isinstance(params, np.ndarray) else ""))
         for p in params:
             self.add(p)
 
     def add(self, p: Param) -> None:
         if not isinstance(p, Param):
             raise TypeError(
-                f"pullback: Params holds values made with pb.param, got {type(p).__name__}"
+                f"pullback: Params holds values made with pb.param, got {_a(p)}; make it "
+                "with W = pb.param(x) and use W in the loss"
             )
         if id(p) not in self._ids:
             self._ids.add(id(p))
@@ -254,7 +334,16 @@ class Grads:
     """
 
     def __init__(self, pairs: Iterable[tuple[Param, Any]]) -> None:
-        self._grads = {id(p): (p, g) for p, g in pairs}
+        if isinstance(pairs, (Tracked, dict, np.ndarray)) or not isinstance(pairs, Iterable):
+            raise TypeError(f"pullback: Grads takes (param, gradient) pairs, got {_a(pairs)}")
+        self._grads = {}
+        for pair in pairs:
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+                    and isinstance(pair[0], Param)):
+                raise TypeError(
+                    "pullback: Grads takes (param, gradient) pairs, one per pb.param; got an "
+                    f"entry that is {_a(pair)}")
+            self._grads[id(pair[0])] = (pair[0], pair[1])
 
     def __getitem__(self, p: Param) -> Any:
         try:
@@ -286,22 +375,31 @@ class Grads:
 def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
              losscheck: bool = True) -> Grads:
     """Out-of-place gradients of the scalar ``fn()`` with respect to ``params``, as a
-    ``Grads``; the params' ``.grad`` is left alone (Tracker's ``gradient``).
+    ``Grads``; the params' ``.grad`` is left alone (Tracker's ``gradient``). It computes
+    even inside ``no_grad``, and nests as ``grad`` does: called inside another transform
+    (``grad``, ``jacobian``, an outer ``gradient``), its result depends on that
+    transform's inputs and on the params.
 
     >>> W = pb.param(np.array([1.0, -1.0]))
     >>> gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W])); gs[W]
     array([ 2., -2.])
     """
+    if not callable(fn):
+        raise TypeError(
+            "pullback: pb.gradient takes a function of no arguments first, which computes "
+            f"the loss (got {_a(fn)}): wrap the loss, pb.gradient(lambda: np.sum(W ** 2), "
+            "ps)")
+    if params is None or isinstance(params, (Tracked, dict, np.ndarray)) or not isinstance(
+            params, Iterable):
+        raise TypeError(
+            "pullback: pb.gradient's params must be a pb.Params or a list of pb.param "
+            f"values, got {_a(params)}: write pb.gradient(fn, pb.Params([W]))")
     params = params if isinstance(params, Params) else Params(params)
-    state.in_gradient += 1  # a gradient taken inside fn keeps its dependence on the params
-    try:  # (a gradient penalty: pb.grad of a closure over them)
-        y = fn()
-    finally:
-        state.in_gradient -= 1
-    try:
-        seed = scalar_seed(y, "gradient()", losscheck)
-    except LossError as error:
-        raise graph_loss_error(error, y) from None
+    fname = fname_of(fn)
+    if state.in_gradient or state.frames:  # inside another transform: a level of its own
+        return _nested_gradient(fn, fname, params, losscheck)
+    y = _loss_of(fn, fname)
+    seed = _seed_of(y, fname, losscheck)
     leaves: dict[Any, Any] = {}
     levels = sorted({p.level for p in params}, reverse=True)
     for level in levels:
@@ -310,10 +408,103 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
             found = backward_pass([node], [seed], (), True)
             _check_not_updated(found, node)
             leaves.update(found)
-    pairs, check = [], _lazy_check(y, "gradient()", losscheck)
+    return _grads_of(params, leaves, y, fname, losscheck)
+
+
+def _loss_of(fn, fname):
+    """``fn()``, recorded even inside ``no_grad`` (a gradient asked for explicitly is
+    computed, as the transforms do: core.Frame)."""
+    outer_no_grad, state.no_grad = state.no_grad, 0
+    state.in_gradient += 1  # a gradient taken inside fn keeps its dependence on the params
+    try:  # (a gradient penalty: pb.grad of a closure over them)
+        y = fn()
+    except TypeError as error:
+        if error.__traceback__ is not None and error.__traceback__.tb_next is None:
+            # raised by the call itself, not inside fn: fn takes arguments
+            raise TypeError(
+                f"pullback: pb.gradient calls its function with no arguments, and {fname} "
+                f"refused that ({error}); close over the params instead: "
+                "pb.gradient(lambda: loss(W, b), ps)") from None
+        raise
+    finally:
+        state.in_gradient -= 1
+        state.no_grad = outer_no_grad
+    if y is None or isinstance(y, (str, bytes, tuple, list, dict)):
+        raise TypeError(
+            f"pullback: the function given to pb.gradient ({fname}) returned "
+            + ("None (is a return statement missing?)" if y is None else _a(y))
+            + "; it must return the scalar loss itself, e.g. lambda: np.sum(W ** 2)")
+    return y
+
+
+def _seed_of(y, fname, losscheck):
+    try:
+        return scalar_seed(y, fname, losscheck)
+    except LossError as error:
+        raise graph_loss_error(error, y) from None
+
+
+def _param_pullback(g):
+    """The pullback of a param's stand-in at its own level (_nested_gradient): the
+    identity."""
+    return (g,)
+
+
+def _nested_gradient(fn, fname, params, losscheck):
+    """pb.gradient inside another transform (pb.grad, pb.jacobian, an outer pb.gradient):
+    while ``fn`` runs and its backward pass is taken, each param is tracked at a fresh
+    level above every live one (as pb.grad boxes its argument), its ``.value`` a stand-in
+    at the param's own level that leads back to it. So the rules' cotangents are computed
+    on tracked values, and the gradient keeps its dependence on the outer transform's
+    inputs and on the params (it used to see them as constants: a zero outer derivative).
+    The params are themselves again when it returns. (They are changed in place for that
+    time: another thread computing with the same params meanwhile would see them so.)"""
+    level = next(_level_ids)
+    saved = []  # (param, its level, its value, its stand-in)
+    live_levels[level] = "functional"
+    try:
+        for p in params:
+            value = p.value
+            stand = Tracked(value, p.level, (p,), _param_pullback)
+            if type(value) is np.ndarray:  # read-only while a graph through it lives
+                stand.hold = Hold([value], "a pb.param's value, read inside pb.gradient")
+            saved.append((p, p.level, value, stand))
+            p.value, p.level = stand, level
+        try:
+            y = _loss_of(fn, fname)
+        finally:
+            live_levels.pop(level, None)
+            escapes.pop(level, None)
+        seed = _seed_of(y, fname, losscheck)
+        node = box_at(y, level)
+        leaves = {} if node is None else backward_pass([node], [seed], (), True)
+        if node is not None:
+            _check_not_updated(leaves, node)
+    finally:
+        for p, own, value, stand in saved:
+            p.level = own
+            if p.value is stand:  # (a step inside no_grad in fn gave it a new array: kept)
+                p.value = value
+    return _grads_of(params, leaves, y, fname, losscheck)
+
+
+def _grads_of(params, leaves, y, fname, losscheck):
+    """The Grads of ``params`` from the cotangents of the leaves a backward pass reached:
+    each param's an array of its own (two params may share one cotangent: W + b), zeros
+    where nothing reached it."""
+    pairs, check, seen = [], _lazy_check(y, fname, losscheck), set()
     for p in params:
         ct = leaves.get(p)
-        g = np.zeros_like(plain(p.value)) if ct is None else writeable(strip(ct))
+        if ct is None:
+            g = np.zeros_like(plain(p.value))
+        else:
+            g = writeable(strip(ct))
+            owner = g
+            while getattr(owner, "base", None) is not None:  # (a view: its memory's owner)
+                owner = owner.base
+            if id(owner) in seen:  # shared with another param's: a copy of its own
+                g = np.copy(g)
+            seen.add(id(owner))
         pairs.append((p, g if check is None else after(g, check)))
     return Grads(pairs)
 

@@ -176,3 +176,122 @@ def test_no_grad_records_nothing():
 
     assert type(f(W)) is np.ndarray
     assert isinstance(np.exp(W), pb.Tracked)  # recording is back after the block
+
+
+def _central(F, v, h=1e-6):
+    """Central differences of the plain scalar function ``F`` at ``v``, entry by entry."""
+    e = np.eye(v.size).reshape((v.size,) + v.shape) * h
+    return np.array([(F(v + d) - F(v - d)) / (2 * h) for d in e]).reshape(v.shape)
+
+
+def test_gradient_inside_grad_over_params_made_outside_depends_on_x():
+    # W is made outside the transform: its gradient used to be a constant there, so the
+    # outer derivative through it was silently zero
+    W = pb.param(np.array([1.0, 2.0]))
+    x = np.array([0.5, -1.0])
+
+    def f(x):
+        gs = pb.gradient(lambda: np.sum(np.sin(W) * x ** 3), pb.Params([W]))
+        return np.sum(gs[W] * x)
+
+    pb.check_grads(f, x, order=2)
+    assert np.all(pb.grad(f)(x) != 0)
+    def g(x):
+        return pb.gradient(lambda: np.sum(W * x ** 2), pb.Params([W]))[W]
+
+    J = pb.jacobian(g)(x)
+    numeric = np.stack([_central(lambda v, i=i: g(v)[i], x) for i in range(2)])
+    np.testing.assert_allclose(J, numeric, rtol=1e-6)
+    before = W.value
+    with pytest.raises(ZeroDivisionError):  # the params are themselves again, also after
+        pb.grad(lambda x: pb.gradient(lambda: 1 / 0, [W])[W])(x)  # an error inside
+    assert W.value is before and type(W.value) is np.ndarray and W.level == 0
+    np.sum(W ** 2).backward()
+    np.testing.assert_allclose(W.grad, 2 * W.value)
+
+
+def test_gradient_of_a_gradient_over_the_same_params():
+    def outer(V, b):  # the inner Grads depend on the params: the outer gradient sees that
+        gs = pb.gradient(lambda: np.sum(V ** 3 * np.sin(b)), pb.Params([V, b]))
+        return np.sum(V * gs[V]) + np.sum(gs[b] ** 2)
+
+    v0, w0 = np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.4])
+    V, b = pb.param(v0), pb.param(w0)
+    gs = pb.gradient(lambda: outer(V, b), pb.Params([V, b]))
+
+    def at(v, w):  # the same code on fresh params of plain values
+        with pb.no_grad():
+            return outer(pb.param(v), pb.param(w))
+
+    np.testing.assert_allclose(gs[V], _central(lambda v: at(v, w0), v0), rtol=1e-6)
+    np.testing.assert_allclose(gs[b], _central(lambda w: at(v0, w), w0), rtol=1e-6)
+
+
+def test_gradient_computes_inside_no_grad():
+    W = pb.param(np.array([0.5, -1.0, 2.0]))
+    expected = pb.gradient(lambda: np.sum(np.sin(W) * W), pb.Params([W]))[W]
+    with pb.no_grad():  # a gradient asked for explicitly is always recorded
+        gs = pb.gradient(lambda: np.sum(np.sin(W) * W), pb.Params([W]))
+        assert type(np.sin(W)) is np.ndarray  # and no_grad holds again after it
+    np.testing.assert_array_equal(gs[W], expected)
+    assert np.all(expected != 0)
+
+
+def test_grads_of_different_params_are_arrays_of_their_own():
+    W, b = pb.param(np.array([0.3, -1.2])), pb.param(np.array([1.0, 0.5]))
+    gs = pb.gradient(lambda: np.sum(np.sin(W + b)), pb.Params([W, b]))  # one cotangent
+    assert gs[W] is not gs[b] and not np.shares_memory(gs[W], gs[b])
+    expected = gs[b].copy()
+    g = gs[W]
+    g *= -0.5  # an in-place step on one leaves the other as it was
+    np.testing.assert_array_equal(gs[b], expected)
+
+
+def test_grad_set_to_none_counts_as_zero():
+    W = pb.param(np.ones(3))
+    W.grad = None  # (PyTorch's set_to_none)
+    np.sum(W * 2.0).backward()
+    np.testing.assert_array_equal(W.grad, np.full(3, 2.0))
+    W.grad = None
+    W.zero_grad()
+    np.testing.assert_array_equal(W.grad, np.zeros(3))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda W: setattr(W, "grad", "abc"), TypeError, r"\.grad must be a floating-point "
+     r"array of the param's shape \(3,\), or None; got a str"),
+    (lambda W: setattr(W, "grad", np.ones(2)), ValueError, r"shape \(3,\).*got shape \(2,\)"),
+    (lambda W: setattr(W, "value", np.ones(5)), ValueError,
+     r"\.value must keep its shape \(3,\).*got shape \(5,\)"),
+    (lambda W: setattr(W, "value", "abc"), TypeError, r"\.value must keep.*got a str"),
+    (lambda W: (W * 2).backward("a"), TypeError, r"backward\(\) got a str as its cotangent"),
+    (lambda W: np.sum(W).backward(cotangent="a"), TypeError, r"got a str as its cotangent"),
+    (lambda W: pb.Params(None), TypeError, "Params takes a list of params.*got None"),
+    (lambda W: pb.Params(W.value), TypeError, r"got an ndarray.*pb\.Params\(\[W\]\)"),
+    (lambda W: pb.Grads(None), TypeError, r"Grads takes \(param, gradient\) pairs, got None"),
+    (lambda W: pb.Grads([1, 2]), TypeError, "pairs, one per pb.param; got an entry that is an "
+     "int"),
+    (lambda W: pb.gradient(None, []), TypeError,
+     "pb.gradient takes a function of no arguments first.*got None"),
+    (lambda W: pb.gradient(np.sum(W), pb.Params([W])), TypeError,
+     r"got a tracked value\): wrap the loss, pb\.gradient\(lambda: "),
+    (lambda W: pb.gradient(lambda: np.sum(W), None), TypeError,
+     r"pb.gradient's params must be a pb.Params or a list of pb.param values, got None"),
+    (lambda W: pb.gradient(lambda W: np.sum(W), pb.Params([W])), TypeError,
+     r"calls its function with no arguments.*missing 1 required.*close over the params"),
+    (lambda W: pb.gradient(lambda: None, pb.Params([W])), TypeError,
+     r"function given to pb.gradient \(.*<lambda>\) returned None.*the scalar loss"),
+    (lambda W: pb.gradient(lambda: [np.sum(W)], pb.Params([W])), TypeError,
+     r"returned a list; it must return the scalar loss"),
+    (lambda W: pb.Param(W.value, "a"), TypeError, r"Param's level must be.*pb\.param\(x\)"),
+    (lambda W: pb.param(np.ma.array(W.value, mask=[0, 1, 0])), TypeError,
+     r"masked array would ignore its mask.*x\.filled\(0\.0\)"),
+], ids=["grad=str", "grad shape", "value shape", "value=str", "backward(str)",
+        "cotangent=str", "Params(None)", "Params(array)", "Grads(None)", "Grads(ints)",
+        "gradient(None)", "gradient(loss)", "params=None", "fn(W)", "fn returns None",
+        "fn returns list", "Param level", "masked param"])
+def test_misuses_of_the_tracker_api_say_what_to_write(call, error, message):
+    W = pb.param(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(error, match=r"^pullback: .*" + message):
+        call(W)
+    assert type(W.value) is np.ndarray and W.value.shape == (3,)  # left as it was
