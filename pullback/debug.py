@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from . import core
-from .backward import Linearized, _product_pullback, _row_pullback, fname_of, normalize_argnums
+from .backward import (
+    Linearized,
+    _product_pullback,
+    _row_pullback,
+    fname_of,
+    function_named,
+    normalize_argnums,
+)
 from .core import Tracked, box_at, plain, state
 from .registry import (
     Bilinear,
@@ -328,6 +335,11 @@ class detect_anomaly(_Watching):
                             "it as `with pb.detect_anomaly():`")
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not callable(fn):
+            raise TypeError("pullback: @pb.detect_anomaly() decorates a function, got "
+                            f"{type(fn).__name__}; to check a block of code, write "
+                            "`with pb.detect_anomaly():`")
+
         @functools.wraps(fn)
         def detect_anomaly_wrapper(*args: Any, **kwargs: Any) -> Any:
             with detect_anomaly():
@@ -542,6 +554,11 @@ class Graph:
     """
 
     def __init__(self, name: str, nodes: list[Node], outputs: list[int]) -> None:
+        if not (isinstance(name, str) and isinstance(nodes, list)
+                and all(isinstance(n, Node) for n in nodes) and isinstance(outputs, list)
+                and all(isinstance(i, int) for i in outputs)):
+            raise TypeError("pullback: a Graph is made by pb.graph(f)(*args), which records "
+                            "f's call; it is not built by hand")
         self.name = name
         self.nodes = nodes
         self.outputs = outputs
@@ -727,6 +744,8 @@ def graph(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[.
     np.sum       1  ()                       8
     total        3                          32
     """
+    function_named(f, "pb.graph")
+
     @functools.wraps(f)
     def graph_f(*args: Any, **kwargs: Any) -> Graph:
         return _build_graph(f, args, kwargs, argnums)
@@ -747,7 +766,12 @@ class MemoryReport:
     8008
     """
 
-    def __init__(self, graph: Graph, top: int = 10) -> None:
+    def __init__(self, graph: Graph, top: int | None = 10) -> None:
+        if not isinstance(graph, Graph):
+            raise TypeError("pullback: MemoryReport takes a Graph (from pb.graph(f)(*args)), "
+                            f"got {type(graph).__name__}; pb.memory_report(f)(*args) makes "
+                            "both at once")
+        _check_top(top)
         self.graph = graph
         self.top = top
         self.entries = sorted((n for n in graph.nodes if n.saved_bytes),
@@ -756,10 +780,11 @@ class MemoryReport:
 
     def __str__(self) -> str:
         rows = [("bytes", "op", "shape", "line")]
-        for n in self.entries[:self.top]:
+        shown = self.entries if self.top is None else self.entries[:self.top]
+        for n in shown:
             where = f"{n.site.short}  {n.site.source}" if n.site is not None else ""
             rows.append((str(n.saved_bytes), n.op, str(n.shape), where))
-        more = len(self.entries) - self.top
+        more = len(self.entries) - len(shown)
         foot = f"\n... and {more} more nodes" if more > 0 else ""
         return (f"{self.graph.name} keeps {_human(self.total_bytes)} alive for the backward "
                 f"pass, in {len(self.entries)} nodes:\n" + _table(rows, right={0}) + foot)
@@ -776,17 +801,28 @@ def _human(n: int) -> str:
     return str(n)
 
 
+def _check_top(top) -> None:
+    if top is not None and not (isinstance(top, (int, np.integer))
+                                and not isinstance(top, bool) and top >= 0):
+        raise ValueError("pullback: memory_report's top must be a non-negative integer (the "
+                         f"rows printed) or None for all of them, got {top!r}")
+
+
 def memory_report(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                  top: int = 10) -> Callable[..., MemoryReport]:
+                  top: int | None = 10) -> Callable[..., MemoryReport]:
     """What ``f``'s graph keeps alive for the backward pass, differentiating with respect
     to ``argnums`` as ``grad`` would: the arrays each node's pullback needs (its output,
     its arguments' values, what its pullback closes over), each counted once, at the first
-    node that keeps it; arrays passed in as arguments are not counted.
+    node that keeps it; arrays passed in as arguments are not counted. Printing the report
+    shows its ``top`` entries (None: all of them).
 
     >>> rep = pb.memory_report(lambda x: np.sum(x * x))(np.ones(100))
     >>> rep.total_bytes, rep.entries[0].op
     (808, 'np.multiply')
     """
+    function_named(f, "pb.memory_report")
+    _check_top(top)
+
     @functools.wraps(f)
     def memory_report_f(*args: Any, **kwargs: Any) -> MemoryReport:
         return MemoryReport(_build_graph(f, args, kwargs, argnums), top)

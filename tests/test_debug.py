@@ -399,3 +399,118 @@ def test_an_anomaly_born_in_a_pullback_names_the_line_of_its_node():
     gradient = pb.grad(half_powers)
     fd = np.array([(gradient(x + e) - gradient(x - e)) / 2e-6 for e in np.eye(2) * 1e-6])
     np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------------------------------- misuse
+
+X3 = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: pb.detect_anomaly()(None), TypeError,
+     r"@pb\.detect_anomaly\(\) decorates a function, got NoneType"),
+    (lambda: pb.graph(None), TypeError, "pb.graph takes the function .* first"),
+    (lambda: pb.graph(X3, np.sin), TypeError, r"pb.graph takes the function .*got ndarray"),
+    (lambda: pb.memory_report(None), TypeError, "pb.memory_report takes the function .* first"),
+    (lambda: pb.memory_report(np.sin, top="a"), ValueError,
+     "memory_report's top must be a non-negative integer .* got 'a'"),
+    (lambda: pb.memory_report(np.sin, top=-1), ValueError, "top must be .* got -1"),
+    (lambda: pb.Graph("a", None, None), TypeError, r"a Graph is made by pb\.graph\(f\)"),
+    (lambda: pb.MemoryReport(None), TypeError, "MemoryReport takes a Graph .* got NoneType"),
+    (lambda: pb.MemoryReport("abc"), TypeError, "MemoryReport takes a Graph .* got str"),
+    (lambda: pb.MemoryReport(pb.graph(np.sin)(X3), top=1.5), ValueError,
+     "top must be .* got 1.5"),
+], ids=["anomaly-none", "graph-none", "graph-swapped", "memory-none", "top-str", "top-negative",
+        "graph-by-hand", "report-none", "report-str", "report-top"])
+def test_misuses_of_the_debugging_helpers_are_refused_at_the_call(call, error, match):
+    with pytest.raises(error, match="^pullback: .*" + match):
+        call()
+
+
+def test_a_memory_report_prints_its_top_entries_or_all_of_them():
+    def f(x):
+        return np.sum(np.sin(x) * np.exp(x))
+
+    assert len(str(pb.memory_report(f, top=None)(X3)).splitlines()) == 2 + 4
+    assert str(pb.memory_report(f, top=1)(X3)).splitlines()[-1] == "... and 3 more nodes"
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: pb.check_grads(None, X3), TypeError, "pb.check_grads takes the function .* first"),
+    (lambda: pb.check_grads(X3, np.sin), TypeError, "pb.check_grads takes the function"),
+    (lambda: pb.check_grads(np.sin, X3, order=True), ValueError, "order 1 or 2 .* got True"),
+    (lambda: pb.check_grads(np.sin, X3, order=1.0), ValueError, "order 1 or 2 .* got 1.0"),
+    (lambda: pb.check_grads(np.sin, X3, eps="a"), ValueError, "a step eps > 0.* got 'a'"),
+    (lambda: pb.check_grads(np.sin, X3, eps=0.0), ValueError, "a step eps > 0.* got 0.0"),
+    (lambda: pb.check_grads(np.sin, X3, rtol=-1), ValueError, "rtol >= 0.* got -1"),
+    (lambda: pb.check_grads(np.sin, X3, atol=np.nan), ValueError, "atol >= 0.* got nan"),
+    (lambda: pb.check_grads(lambda x: "a", X3), TypeError, "<lambda> returned a str"),
+    (lambda: pb.check_grads(lambda x: np.array(["a"]), X3), TypeError,
+     "<lambda> returned an array of dtype <U1"),
+    (lambda: pb.check_grads(lambda x: (x, None), X3), TypeError,
+     "<lambda> returned None inside its output"),
+    (lambda: pb.testing.check_batched(None, X3), TypeError,
+     "pb.testing.check_batched takes the function .* first"),
+    (lambda: pb.testing.check_batched(np.sin), TypeError, "check_batched got no argument"),
+    (lambda: pb.testing.check_batched(lambda x: None, X3), TypeError,
+     r"<lambda> returned None \(is a return statement missing\?\)"),
+    (lambda: pb.testing.check_batched(np.sin, X3, batch=0), ValueError,
+     "batch must be a positive integer .* got 0"),
+], ids=["grads-none", "grads-swapped", "order-bool", "order-float", "eps-str", "eps-zero",
+        "rtol-negative", "atol-nan", "returns-str", "returns-str-array", "returns-none-inside",
+        "batched-none", "batched-no-argument", "batched-returns-none", "batch-zero"])
+def test_misuses_of_the_testing_helpers_are_refused_at_the_call(call, error, match):
+    with pytest.raises(error, match="^pullback: .*" + match):
+        call()
+
+
+@pb.primitive
+def _twice(x):
+    return 2.0 * x
+
+
+@pb.rrule(_twice)
+def _twice_rule(x):
+    def twice_pullback(g):
+        return (3.0 * g,)  # wrong: the derivative of 2 x is 2
+
+    return _twice(x), twice_pullback
+
+
+@pb.primitive
+def _square(x):
+    return x * x
+
+
+@pb.rrule(_square)
+def _square_rule(x):
+    def square_pullback(g):
+        return (g * _twice(x),)  # right, through _twice's value (its rule is used one order up)
+
+    return _square(x), square_pullback
+
+
+@pb.primitive
+def _cube(x):
+    return x * x * x
+
+
+@pb.rrule(_cube)
+def _cube_rule(x):
+    def cube_pullback(g):
+        return (3.0 * g * _square(x),)
+
+    return _cube(x), cube_pullback
+
+
+def test_check_grads_checks_each_order_it_is_asked_for():
+    # _cube's first and second derivatives are right; its third goes through _twice's
+    # wrong rule, so only order 3 (or more) can see it
+    def f(x):
+        return np.sum(_cube(x))
+
+    pb.check_grads(f, X3, order=2)
+    with pytest.raises(AssertionError, match=r"^pullback: check_grads: pullback of pullback of"):
+        pb.check_grads(f, X3, order=3)
+    with pytest.raises(AssertionError, match="pullback: check_grads: pullback of pullback of"):
+        pb.check_grads(f, X3, order=5)
