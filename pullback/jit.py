@@ -9,7 +9,9 @@ values as well (the forward pass inside ``pb.grad``) is dispatched by the engine
 and the rule's own NumPy calls on the values below, traced ones, are recorded: so
 ``jit(value_and_grad(f))`` records forward and backward pass as one straight-line program.
 Every Python decision on a traced value (``bool``, ``float``, ``int``, ``round``,
-``.item()``, ``np.asarray``) is a guard of the program, checked on every replay. Arrays the
+``.item()``, ``np.asarray``) is a guard of the program, checked on every replay, and so is
+the shape of a result that values set (``x[x > 0]``, ``np.repeat`` by counts computed from
+``x``, ``np.reshape(x, (n, -1))`` with a traced ``n``: ``_value_shaped``). Arrays the
 function reaches other than as arguments, closures' and globals' values are constants of the
 program, compared with their values at the trace on every call (``_Watched``).
 """
@@ -27,16 +29,20 @@ import operator
 import sys
 import types
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._jit_passes import (
+    _BY_ALL,
+    _BY_FIRST,
     FREE_SIZE,
     _astype,
     _eye_product,
     _finite_number,
+    _leaves,
     _original,
     _same_bits,
     drop_copies,
@@ -115,27 +121,86 @@ def _record(box, func, args, kwargs):
     if len(trace.events) > start and (errors := np.geterr()) != trace.errors:
         trace.errstate[id(trace.events[start])] = {
             k: v for k, v in errors.items() if v != trace.errors[k]}
-    if _value_shaped(func, args):  # a shape read from values (x[x > 0]): a guard
+    shaped = _value_shaped(func, args, kwargs)
+    if shaped:  # a shape (or a dtype) read from values (x[x > 0], np.repeat): a guard
         for box in tree_flatten(result)[0]:
-            if isinstance(box, Traced):
+            if isinstance(box, Traced) and isinstance(box.value, (np.ndarray, np.generic)):
                 trace.events.append((box, "shape", box.value.shape))
+                if shaped is _DTYPE:
+                    trace.events.append((box, "dtype", box.value.dtype))
     return result
 
 
-# functions whose result's shape depends on values, not only on the arguments' shapes
-_VALUE_SHAPED = frozenset(_original(f) for f in (
-    np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract, np.compress,
-    np.trim_zeros, np.setdiff1d, np.intersect1d, np.union1d, np.setxor1d))
+def _originals(*names):
+    """NumPy's functions of these dotted names (those this NumPy has)."""
+    found = []
+    for name in names:
+        f: Any = np
+        for part in name.split("."):
+            f = getattr(f, part, None)
+        if f is not None:
+            found.append(_original(f))
+    return frozenset(found)
 
 
-def _value_shaped(func, args):
+# functions whose result's shape depends on the values of their arguments, not only on
+# their shapes (the data's: np.unique; the counts': np.repeat, np.bincount)
+_VALUE_SHAPED = _originals(
+    "nonzero", "flatnonzero", "argwhere", "unique", "unique_values", "unique_counts",
+    "unique_inverse", "unique_all", "extract", "compress", "trim_zeros", "setdiff1d",
+    "intersect1d", "union1d", "setxor1d", "repeat", "bincount", "histogram",
+    "histogram_bin_edges", "histogram2d", "histogramdd", "delete", "insert", "pad", "resize",
+    "tile", "polydiv", "linalg.lstsq", "polynomial.polyutils.trimseq",
+    "polynomial.polyutils.trimcoef", "polynomial.polynomial.polytrim")
+# and those whose result's dtype does too (np.roots is complex for complex roots alone)
+_VALUE_TYPED = _originals(
+    "roots", "poly", "real_if_close", "linalg.eig", "linalg.eigvals", "emath.sqrt",
+    "emath.log", "emath.log2", "emath.log10", "emath.logn", "emath.power", "emath.arccos",
+    "emath.arcsin", "emath.arctanh", "polynomial.polynomial.polyroots",
+    "polynomial.chebyshev.chebroots", "polynomial.legendre.legroots",
+    "polynomial.hermite.hermroots", "polynomial.hermite_e.hermeroots",
+    "polynomial.laguerre.lagroots")
+_DTYPE = "dtype"  # what _value_shaped says of those
+# whose result's shape follows from the shapes of all their arguments, whatever the values
+# of integer and boolean ones (indices, conditions: the data of a gather or a selection)
+_SHAPE_FROM_SHAPES = _originals(
+    "take", "take_along_axis", "choose", "select", "searchsorted", "digitize", "isin",
+    "in1d", "sort", "argsort", "partition", "argpartition", "lexsort", "concatenate", "stack",
+    "hstack", "vstack", "dstack", "column_stack", "einsum", "dot", "vdot", "outer", "inner",
+    "tensordot", "kron", "broadcast_arrays", "clip", "unravel_index", "ravel_multi_index",
+    "copyto", "putmask", "place", "interp", "piecewise", "count_nonzero", "argmax",
+    "argmin", "cumsum", "cumprod") | _BY_ALL
+
+
+def _value_shaped(func, args, kwargs):
+    """Whether a node's result's shape may depend on values (``_DTYPE``: its dtype too),
+    for a guard of its shape: a function of ``_VALUE_SHAPED``, an index computed from
+    traced values, or an integer or boolean traced value (a count, a width, an axis) that
+    NumPy reads as a shape (``np.reshape(x, (n, -1))``, ``np.diag(x, k)``)."""
     if func is getitem:  # an index that is itself traced: a mask, or computed indices
         index = args[1] if type(args[1]) is tuple else (args[1],)
         return any(isinstance(i, Traced) for i in index)  # (a constant mask keeps its count)
+    if isinstance(func, np.ufunc) or isinstance(getattr(func, "__self__", None), np.ufunc):
+        return False  # (broadcasting, and a reduce's axes: of the shapes)
     func = _original(func)
     if func is _original(np.where):
         return len(args) == 1
-    return func in _VALUE_SHAPED
+    if func in _VALUE_TYPED:
+        return _DTYPE
+    if func in _VALUE_SHAPED:
+        return True
+    if func in _SHAPE_FROM_SHAPES or func is _astype:
+        return False
+    operands = args[1:] if func in _BY_FIRST else args  # (the rest: constants)
+    return any(_counts(b) for b in _leaves((operands, kwargs), []))
+
+
+def _counts(box):
+    """Whether a traced value is of integers or booleans (what may be a count or a shape)."""
+    value = box.value
+    kind = value.dtype.kind if isinstance(value, (np.ndarray, np.generic)) else (
+        "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f")
+    return kind in "biu"
 
 
 def _wrap(trace, out, node, args):
@@ -490,6 +555,9 @@ class _Source:
                 return self.expr(leaf)
             kind, children, keys = spec
             parts = [build(c) for c in children]
+            if kind is OrderedDict:
+                items = ", ".join(f"({k!r}, {p})" for k, p in zip(keys, parts))
+                return f"{self.const(kind)}([{items}])"
             if kind is dict:
                 return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(keys, parts)) + "}"
             if kind is list:
@@ -709,6 +777,8 @@ def _guard_lines(src, name, kind, expected):
         test = f"not {name}" if expected else name
     elif kind == "shape":
         test = f"{name}.shape != {expected!r}"
+    elif kind == "dtype":
+        test = f"{name}.dtype != {src.const(expected)}"
     elif isinstance(kind, tuple) and kind[0] == "array":
         test = f"not _same_array({name}, {src.const(expected, 'seen')}, {src.const(kind[1])})"
     else:
@@ -759,11 +829,12 @@ def _signature(x, sig, inputs):
         sig.append(x.dtype)
         inputs.append(x)
         return False
-    if t is dict or issubclass(t, tuple) and hasattr(t, "_fields"):
+    if t is dict or t is OrderedDict or issubclass(t, tuple) and hasattr(t, "_fields"):
         sig.append(t)
-        sig.append(tuple(x) if t is dict else len(x))
+        mapping = t is dict or t is OrderedDict
+        sig.append(tuple(x) if mapping else len(x))
         tracked = False
-        for c in (x.values() if t is dict else x):
+        for c in (x.values() if mapping else x):
             tracked = _signature(c, sig, inputs) or tracked
         return tracked
     sig.append(_leaf_key(x))  # one entry, never a shape: its first item is not an int
@@ -1113,6 +1184,18 @@ def _names(f, args, kwargs):
     return pos + list(kwargs)
 
 
+def _takes_nothing(f):
+    """Whether ``f`` can be called without arguments (or its signature is unknown)."""
+    import inspect
+    try:
+        inspect.signature(f).bind()
+    except TypeError:
+        return False
+    except ValueError:  # (no signature to read)
+        pass
+    return True
+
+
 class Jitted:
     """A function replayed from generated NumPy source; made by ``pb.jit``. ``traces``
     counts the traces it has run.
@@ -1152,6 +1235,11 @@ class Jitted:
             return sum_3
         <BLANKLINE>
         """
+        if not args and not kwargs and not _takes_nothing(self._f):
+            raise TypeError(
+                f"pullback: {self._fname}.source(*args, **kwargs) shows the program that a "
+                f"call with these arguments runs, and was given none: pass the arguments "
+                f"you call it with, as step.source(x) for step(x)")
         program = self._run(args, kwargs)[1]
         if program is None:
             raise RuntimeError(

@@ -887,3 +887,107 @@ def test_numbers_read_outside_the_arguments_are_compared_at_each_call():
     with pytest.warns(RuntimeWarning, match="calls"):
         results = [counted(x)[0] for _ in range(3)]
     assert results == [2.0, 4.0, 6.0] and net.calls == 3
+
+
+def _central(f, x, h=1e-6):
+    """Central differences of ``f`` (a scalar function of a plain array) at ``x``."""
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        step = np.zeros_like(x)
+        step.flat[i] = h
+        out.flat[i] = (f(x + step) - f(x - step)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("f", [
+    lambda x, p: np.sum(x ** p), lambda x, p: np.sum(np.abs(x) ** p),
+    lambda x, p: np.sum(np.float_power(x, p))], ids=["power", "abs_power", "float_power"])
+@pytest.mark.parametrize("p", [np.float64(0.0), np.array([0.0, 1.0])], ids=["0", "0_1"])
+def test_the_power_rule_at_a_traced_zero_exponent_is_the_eager_one(f, p):
+    # d/dx x ** 0 is 0, also at x = 0, where p * x ** (p - 1) would be 0 * inf
+    g = pb.grad(f)  # p: a constant of grad, a traced value of jit
+    z = np.zeros(2)
+    want = g(z, p)
+    np.testing.assert_allclose(want, _central(lambda x: f(x, p), z), atol=1e-8)
+    jitted = pb.jit(g)
+    for x in (z, np.array([0.5, 0.0]), z):  # the trace, then replays
+        np.testing.assert_array_equal(jitted(x, p), g(x, p))
+
+
+_COUNTED = {  # a shape set by values: counts, lengths, widths computed from x
+    "repeat": lambda x: np.sum(np.repeat(x, (x > 0.25).astype(int) + 1) ** 2),
+    "bincount": lambda x: np.sum(np.bincount((x * 10).astype(int), weights=x) ** 2),
+    "bincount_minlength": lambda x: np.sum(
+        np.bincount((x * 10).astype(int), weights=x, minlength=3) ** 3),
+    "delete": lambda x: np.sum(np.delete(x, (x > 0.3).astype(int) * np.arange(4)) ** 3),
+    "pad": lambda x: np.sum(np.cos(np.arange(len(y := np.pad(
+        x, (x[:2] * 10).astype(int) % 4)))) * y ** 2),
+}
+
+
+@pytest.mark.parametrize("name", list(_COUNTED))
+def test_a_shape_set_by_values_is_a_guard_of_the_gradient(name):
+    f = _COUNTED[name]
+    calls = [np.array([0.31, 0.33, 0.12, 0.14]), np.array([0.31, 0.33, 0.36, 0.14]),
+             np.array([0.92, 0.33, 0.36, 0.14]), np.array([0.31, 0.33, 0.12, 0.14])]
+    step = pb.jit(pb.value_and_grad(f))
+    for x in calls:
+        want = pb.value_and_grad(f)(x)
+        np.testing.assert_allclose(want[1], _central(f, x), rtol=1e-6, atol=1e-8)
+        got = step(x)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert 2 <= step.traces <= 3  # a new length traces again, a length seen before replays
+    assert ".shape != " in step.source(calls[0])
+
+
+def test_a_shape_or_dtype_set_by_traced_integers_is_a_guard():
+    def sized(op):  # np.size reads the shape (pb.jit takes it for a constant of the key)
+        return lambda x: (lambda r: r * np.size(r))(op(x))
+
+    cases = {  # the function, and arguments that change what it sets
+        "reshape": (sized(lambda x: np.reshape(x, ((x > 0).sum(), -1))),
+                    [np.array([1.0, 2, -3, -4]), np.array([1.0, -2, -3, -4])]),
+        "diag_k": (sized(lambda x: np.diag(x, (x > 0).sum())),
+                   [np.array([1.0, -2.0]), np.array([1.0, 2.0])]),
+        "tile": (sized(lambda x: np.tile(x, (x > 0).sum())),
+                 [np.array([1.0, -2.0]), np.array([1.0, 2.0])]),
+        # np.roots is real for real roots, complex else: np.iscomplexobj reads the dtype
+        "roots": (lambda c: (lambda r: np.imag(r) if np.iscomplexobj(r) else r)(np.roots(c)),
+                  [np.array([1.0, -3.0, 2.0]), np.array([1.0, 0.0, 1.0])]),
+    }
+    for name, (f, calls) in cases.items():
+        step = pb.jit(f)
+        for x in calls + calls:
+            want = f(x)
+            got = step(x)
+            assert got.dtype == want.dtype, name
+            np.testing.assert_array_equal(got, want)
+        assert step.traces == 2, name
+
+
+def test_an_ordered_dict_is_a_pytree_of_jit():
+    from collections import OrderedDict
+    f = lambda d: d["b"] * np.sum(np.sin(d["a"]))  # noqa: E731
+    g = pb.grad(f)
+    step = pb.jit(g)
+    for a in (np.array([0.1, 0.2]), np.array([1.0, -2.0])):
+        d = OrderedDict([("b", np.float64(3.0)), ("a", a)])
+        got, want = step(d), g(d)
+        assert type(got) is OrderedDict and list(got) == ["b", "a"]
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
+        np.testing.assert_allclose(got["a"], _central(
+            lambda a: f(OrderedDict([("b", np.float64(3.0)), ("a", a)])), a), rtol=1e-6)
+    assert step.traces == 1
+    swapped = pb.jit(lambda d: OrderedDict([("y", d["a"] * 2), ("x", d["a"])]))
+    out = swapped(OrderedDict(a=np.ones(2)))
+    assert type(out) is OrderedDict and list(out) == ["y", "x"]
+
+
+def test_source_without_arguments_says_it_needs_them():
+    step = pb.jit(pb.grad(lambda x: np.sum(x ** 2)))
+    with pytest.raises(TypeError, match=r"source\(\*args.*given none.*step\.source\(x\)"):
+        step.source()
+    assert step.traces == 0
+    assert "return" in pb.jit(lambda: np.ones(2) * 2).source()  # (a function of nothing)
