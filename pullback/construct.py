@@ -1,7 +1,9 @@
 """Arrays built from tracked parts: ``np.array``, ``np.asarray``, ``np.asanyarray`` and
 ``np.ascontiguousarray`` of a tracked value or of a (nested) list holding some,
-``np.full`` and ``np.full_like`` with a tracked fill value, and every NumPy function with a
-rule given such a list (``np.sum([1.0, a * a])``).
+``np.full`` and ``np.full_like`` with a tracked fill value, ``np.arange`` with a tracked
+start or step, and every NumPy function with a rule given such a list
+(``np.sum([1.0, a * a])``). ``np.isscalar`` answers for a tracked value as for the plain
+value it holds.
 
 NumPy converts these in C (``np.array`` never dispatches, and a function's dispatcher
 looks only at its direct arguments), so pullback replaces those NumPy entry points, when
@@ -15,6 +17,7 @@ import copyreg
 import functools
 import importlib
 import re
+import sys
 import types
 from typing import Any
 
@@ -27,6 +30,7 @@ except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
 from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
+from .refusals import forget_refusals
 from .registry import NoRuleError, public
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -113,6 +117,7 @@ def _numpy_first(original, retry, errors=(TypeError, NoRuleError), held=holds_tr
         except errors:
             if not held(args) and not held(tuple(kwargs.values())):
                 raise
+        forget_refusals()  # the refusal met is handled here: no later error's cause
         return retry(*args, **kwargs)
 
     return numpy_first
@@ -180,6 +185,44 @@ def _full(shape, fill_value, dtype=None, order="C", **kwargs):
     return apply(_np_full_like, (buffer, fill), {})
 
 
+_np_arange = np.arange
+
+
+def _arange(*args, **kwargs):
+    """NumPy's ``np.arange`` with a tracked start, stop or step: its length and dtype from
+    the plain values, its values ``start + step * np.arange(n)`` (the stop only sets the
+    length, which is piecewise constant: no gradient)."""
+    given = dict(zip(("start", "stop", "step"), drop_finished(args)), **drop_finished(kwargs))
+    ans = _np_arange(*map_boxes(args, plain), **{k: plain(v) for k, v in kwargs.items()})
+    if ans.dtype.kind not in "fc":  # an integer range (dtype=int): a constant
+        return ans
+    start, step = given.get("start"), given.get("step")
+    if given.get("stop") is None:  # np.arange(stop): NumPy's one-argument form
+        start = 0
+    out = (0 if start is None else start) + (1 if step is None else step) * _np_arange(
+        ans.size, dtype=ans.dtype)
+    return out if out.dtype == ans.dtype else out.astype(ans.dtype)
+
+
+_np_isscalar = np.isscalar
+
+
+@functools.wraps(_np_isscalar)
+def isscalar(element):
+    # a tracked x[0] of a 1-d x holds a NumPy scalar: NumPy's answer for that value, so
+    # that code branching on np.isscalar (np.poly1d's operators) takes NumPy's branch
+    while isinstance(element, Tracked):
+        element = element.value
+    return _np_isscalar(element)
+
+
+isscalar._pb_original = _np_isscalar  # type: ignore[attr-defined]
+# the NumPy modules that imported isscalar by name (np.linspace's _nx.isscalar is
+# numpy._core.numeric's)
+_ISSCALAR_USERS = ("numpy._core.numeric", "numpy.lib._function_base_impl",
+                   "numpy.lib._polynomial_impl", "numpy.matrixlib.defmatrix",
+                   "numpy.testing._private.utils")
+
 array = _numpy_first(_np_array, _array)
 asarray = _numpy_first(_np_asarray, functools.partial(_asarray, _np_asarray))
 asanyarray = _numpy_first(_np_asanyarray, functools.partial(_asarray, _np_asanyarray))
@@ -187,6 +230,7 @@ ascontiguousarray = _numpy_first(_np_ascontiguousarray, _ascontiguousarray)
 asfortranarray = _numpy_first(_np_asfortranarray, _asfortranarray)
 require = _numpy_first(_np_require, _require)
 full = _numpy_first(_np_full, _full)  # a tracked fill value met C's conversion
+arange = _numpy_first(_np_arange, _arange)  # a tracked start, stop or step met C's
 
 
 def accepting_lists(func, call=None, held=_in_lists):
@@ -335,8 +379,12 @@ def install():
                           ("asanyarray", asanyarray),
                           ("ascontiguousarray", ascontiguousarray),
                           ("asfortranarray", asfortranarray), ("require", require),
-                          ("full", full)]:
+                          ("full", full), ("arange", arange), ("isscalar", isscalar)]:
         setattr(np, name, wrapper)
+    for module_name in _ISSCALAR_USERS:
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(module, "isscalar", None) is _np_isscalar:
+            module.isscalar = isscalar
     np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
     public[_np_full_like] = full_like  # (dispatched functions: the loop below puts them)
     public[_np_broadcast_arrays] = broadcast_arrays

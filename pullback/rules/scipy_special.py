@@ -10,7 +10,10 @@ integrals are in scipy_special_integrals.py.
 Integer orders and counts (polygamma's n, multigammaln's d, yn's and kn's n) are
 constants; gammasgn and round are piecewise constant. The derivative of a Bessel function
 with respect to its order v has no closed form: v has no derivative (a tracked v raises
-NoRuleError in the backward pass). ``scipy.special.sinc`` is ``np.sinc`` (elementwise.py).
+NoRuleError in the backward pass), and neither have the parameters a, b, c of hyp1f1 and
+hyp2f1 (their derivative in z has one) nor, here, the parameter m of the incomplete
+elliptic integrals and of ellipj (their derivatives in phi and u are elementary).
+``scipy.special.sinc`` is ``np.sinc`` (elementwise.py).
 """
 
 import numpy as np
@@ -20,11 +23,14 @@ from ..extend import (
     elementwise,
     is_foreign,
     nondifferentiable,
+    not_implemented,
     plain,
     rrule,
     shape_of,
 )
-from ._util import as_array, intercept, listed, normalize_axes, unreduce
+from ._linalg import is_zero
+from ._util import as_array, conj_if_complex, intercept, listed, normalize_axes, unreduce
+from .elementwise import times_singular
 
 polygamma = intercept(special, "polygamma")
 multigammaln = intercept(special, "multigammaln")
@@ -343,3 +349,145 @@ def spherical_jn_rule(n, z, derivative=False):
 @rrule(spherical_yn)
 def spherical_yn_rule(n, z, derivative=False):
     return spherical_yn(n, z, derivative), _spherical_pullback(spherical_yn, n, z, derivative)
+
+
+# ---------------------------------------------------------------------------- elementary rules
+
+# scipy.special's own log1p (a ufunc apart from np.log1p) and powm1(x, y) = x^y - 1
+elementwise(special.log1p, lambda ans, x: 1 / (1 + x), singular=True)
+elementwise(special.powm1, lambda ans, x, y: y * np.power(x, y - 1),
+            lambda ans, x, y: special.xlogy(ans + 1, x), singular=True)
+# the Wright omega function solves w + log w = z: w' = w / (1 + w), infinite where w = -1
+elementwise(special.wrightomega, lambda ans, z: ans / (1 + ans), singular=True)
+# Struve functions: d/dx (x^v H_v) = x^v H_(v-1) (DLMF 11.4.24, 11.4.26 for L_v); the order
+# v, as a Bessel function's, has no derivative
+elementwise(special.struve, None,
+            lambda ans, v, x: special.struve(v - 1, x) - v / x * ans, singular=True)
+elementwise(special.modstruve, None,
+            lambda ans, v, x: special.modstruve(v - 1, x) - v / x * ans, singular=True)
+
+
+def _sinhc(x):
+    # sinh(x) / x, and its Taylor series near 0
+    return _near_zero(x, lambda x: np.sinh(x) / x, [1, 0, 1 / 6, 0, 1 / 120])
+
+
+def _terms(g, derivatives):
+    """The cotangent of the one argument of a function with several outputs: the sum of
+    each output's cotangent times the conjugate of its derivative (a thunk, not called for
+    an output whose cotangent is an untracked zero). A zero cotangent gives zero even where
+    the derivative is infinite, as in a singular table row: Ci' is infinite at 0, Si' not."""
+    total = None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for gk, dk in zip(g, derivatives):
+            if not is_zero(gk):
+                term = times_singular(gk, conj_if_complex(dk()))
+                total = term if total is None else total + term
+    return g[0] if total is None else total
+
+
+@rrule(special.sici)
+def sici_rule(x):
+    def sici_pullback(g):
+        # Si' = sin(x) / x, Ci' = cos(x) / x (DLMF 6.2.9, 6.2.11; SciPy's Ci of x < 0 is
+        # the real part, Ci(|x|), whose derivative is the same)
+        return (_terms(g, (lambda: np.sinc(x / np.pi), lambda: np.cos(x) / x)),)
+
+    return special.sici(x), sici_pullback
+
+
+@rrule(special.shichi)
+def shichi_rule(x):
+    def shichi_pullback(g):
+        # Shi' = sinh(x) / x, Chi' = cosh(x) / x (DLMF 6.2.15, 6.2.16)
+        return (_terms(g, (lambda: _sinhc(x), lambda: np.cosh(x) / x)),)
+
+    return special.shichi(x), shichi_pullback
+
+
+@rrule(special.fresnel)
+def fresnel_rule(z):
+    def fresnel_pullback(g):
+        # (S, C)' = (sin(pi z^2 / 2), cos(pi z^2 / 2)) (DLMF 7.2.7, 7.2.8)
+        t = np.pi / 2 * z * z
+        return (_terms(g, (lambda: np.sin(t), lambda: np.cos(t))),)
+
+    return special.fresnel(z), fresnel_pullback
+
+
+@rrule(special.airy)
+def airy_rule(z):
+    ans = special.airy(z)
+
+    def airy_pullback(g):
+        # (Ai, Ai', Bi, Bi'): Ai'' = z Ai, Bi'' = z Bi (DLMF 9.2.1)
+        ai, aip, bi, bip = ans
+        return (_terms(g, (lambda: aip, lambda: z * ai, lambda: bip, lambda: z * bi)),)
+
+    return ans, airy_pullback
+
+
+NO_HYPERGEOMETRIC_PARAMETER = not_implemented(
+    "a parameter a, b or c of a hypergeometric function: its derivative has no closed form "
+    "in scipy.special (differentiate with respect to the argument z only)")
+
+
+@rrule(special.hyp1f1)
+def hyp1f1_rule(a, b, z):
+    def hyp1f1_pullback(g):
+        # d/dz 1F1(a; b; z) = a / b 1F1(a + 1; b + 1; z) (DLMF 13.3.15)
+        d = a / b * special.hyp1f1(a + 1, b + 1, z)
+        return (NO_HYPERGEOMETRIC_PARAMETER, NO_HYPERGEOMETRIC_PARAMETER,
+                g * conj_if_complex(d))
+
+    return special.hyp1f1(a, b, z), hyp1f1_pullback
+
+
+@rrule(special.hyp2f1)
+def hyp2f1_rule(a, b, c, z):
+    def hyp2f1_pullback(g):
+        # d/dz 2F1(a, b; c; z) = a b / c 2F1(a + 1, b + 1; c + 1; z) (DLMF 15.5.1)
+        d = a * b / c * special.hyp2f1(a + 1, b + 1, c + 1, z)
+        return (NO_HYPERGEOMETRIC_PARAMETER,) * 3 + (g * conj_if_complex(d),)
+
+    return special.hyp2f1(a, b, c, z), hyp2f1_pullback
+
+
+NO_ELLIPTIC_PARAMETER = not_implemented(
+    "the parameter m of an incomplete elliptic integral or of the Jacobi elliptic "
+    "functions: pullback has no rule for its derivative (differentiate with respect to the "
+    "amplitude phi or the argument u only)")
+
+
+@rrule(special.ellipkinc)
+def ellipkinc_rule(phi, m):
+    def ellipkinc_pullback(g):
+        # dF(phi | m) / dphi = 1 / sqrt(1 - m sin^2 phi) (DLMF 19.2.4)
+        s = np.sin(phi)
+        return (g / np.sqrt(1 - m * s * s), NO_ELLIPTIC_PARAMETER)
+
+    return special.ellipkinc(phi, m), ellipkinc_pullback
+
+
+@rrule(special.ellipeinc)
+def ellipeinc_rule(phi, m):
+    def ellipeinc_pullback(g):
+        # dE(phi | m) / dphi = sqrt(1 - m sin^2 phi) (DLMF 19.2.5)
+        s = np.sin(phi)
+        return (g * np.sqrt(1 - m * s * s), NO_ELLIPTIC_PARAMETER)
+
+    return special.ellipeinc(phi, m), ellipeinc_pullback
+
+
+@rrule(special.ellipj)
+def ellipj_rule(u, m):
+    ans = special.ellipj(u, m)
+
+    def ellipj_pullback(g):
+        # (sn, cn, dn, ph) in u: sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, ph' = dn
+        # (DLMF 22.13.1-3; sn = sin ph)
+        sn, cn, dn, _ = ans
+        return (_terms(g, (lambda: cn * dn, lambda: -sn * dn, lambda: -m * sn * cn,
+                           lambda: dn)), NO_ELLIPTIC_PARAMETER)
+
+    return ans, ellipj_pullback

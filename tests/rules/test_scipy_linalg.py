@@ -115,6 +115,77 @@ SPECS = [
 ]
 
 
+# decompositions and functions of values that numpy.linalg also computes
+RECT = [(3, 3), (4, 3), (3, 4), (2, 4, 3)]
+LSTSQ = [((4, 3), (4,)), ((4, 3), (4, 2)), ((3, 3), (3,)), ((3, 4), (3,)), ((3, 4), (3, 2))]
+
+
+def _svd(a, **kw):
+    u, s, vh = sl.svd(a, **kw)
+    k = s.shape[-1]
+    # a full u or vh: the columns (rows) past k span a complement that only moves as a
+    # whole, so they are checked through their squared norm along each row (column)
+    return (np.abs(u[..., :k]) ** 2, s, np.abs(vh[..., :k, :]) ** 2,
+            np.sum(np.abs(u[..., k:]) ** 2, axis=-1), np.sum(np.abs(vh[..., k:, :]) ** 2, -2))
+
+
+def _qr(a, mode="economic", pivoting=False):
+    out = tuple(sl.qr(a, mode=mode, pivoting=pivoting))  # (a list for a stack)
+    if mode == "full":  # the last m - n columns of a tall q are not determined by a
+        out = (out[0][..., :a.shape[-1]],) + out[1:]
+    return out
+
+
+def _lstsq(a, b, **kw):
+    x, residues, _, s = sl.lstsq(a, b, **kw)
+    return (x, residues) if s is None else (x, residues, s)  # (gelsy gives no s)
+
+
+SPECS += [
+    Spec(sl.svd, RECT, kwargs={"full_matrices": [False, True],
+                               "lapack_driver": ["gesdd", "gesvd"]}, call=_svd),
+    Spec(sl.svd, [(4, 3), (3, 4)], domain="complex", kwargs={"full_matrices": [False]},
+         call=_svd, name="svd(complex)"),
+    Spec(sl.svd, RECT, kwargs={"compute_uv": [False]}, name="svd(compute_uv=False)"),
+    Spec(sl.svdvals, RECT),
+    Spec(sl.svdvals, [(3, 4)], domain="complex", name="svdvals(complex)"),
+    Spec(sl.qr, RECT, kwargs={"mode": ["full", "economic", "r"], "pivoting": [False, True]},
+         call=_qr),
+    Spec(sl.qr, [(4, 3), (3, 4)], domain="complex", kwargs={"pivoting": [False, True]},
+         call=_qr, name="qr(complex)"),
+    Spec(sl.eigvalsh, SQUARE, domain=sym, kwargs={"lower": [True, False]}),
+    Spec(sl.eigvalsh, [(3, 3)], domain=hpd, name="eigvalsh(complex)"),
+    Spec(sl.eigvalsh, [((3, 3), (3, 3))], domain=(sym, spd), name="eigvalsh(generalized)"),
+    Spec(sl.eigvalsh, [(4, 4)], domain=sym, kwargs={"subset_by_index": [(0, 1), (1, 3)]},
+         name="eigvalsh(subset_by_index)"),
+    Spec(sl.eigh, [(4, 4)], domain=sym,
+         kwargs={"subset_by_index": [(2, 2)], "eigvals_only": [True]},
+         name="eigh(eigvals_only, subset_by_index)"),
+    Spec(sl.norm, [(3,), (2, 3, 2)]),
+    Spec(sl.norm, [(3, 3), (2, 3)], kwargs={"ord": [None, "fro", "nuc", 2, -2, 1, np.inf]},
+         name="norm(matrix)"),
+    Spec(sl.norm, [(2, 3)], domain="nonzero",
+         kwargs={"ord": [None, 1, 3], "axis": [0, -1], "keepdims": [False, True]},
+         name="norm(vector, axis)"),
+    Spec(sl.norm, [(3, 3)], domain="complex", kwargs={"ord": [None, 2]},
+         name="norm(complex)"),
+    Spec(sl.pinv, [(3, 3), (2, 3), (3, 2), (2, 3, 2)],
+         kwargs={"atol": [None, 0.05], "rtol": [None, 1e-3]}),
+    Spec(sl.pinv, [(2, 3)], domain="complex", name="pinv(complex)"),
+    Spec(sl.lstsq, LSTSQ, call=_lstsq),
+    Spec(sl.lstsq, LSTSQ[:2], kwargs={"lapack_driver": ["gelsy", "gelss"], "cond": [None, 1e-8]},
+         call=_lstsq, name="lstsq(lapack_driver, cond)"),
+    Spec(sl.lstsq, LSTSQ[:2], domain="complex", call=_lstsq, name="lstsq(complex)"),
+    Spec(sl.lu, SQUARE, domain=square, kwargs={"permute_l": [False, True]}),
+    Spec(sl.lu, [(3, 3)], domain=square, kwargs={"p_indices": [True]}, name="lu(p_indices)"),
+    Spec(sl.lu, [(3, 3)], domain=csquare, name="lu(complex)"),
+    Spec(sl.block_diag, [((2, 2), (3,)), ((2, 3), ()), ((1, 2), (2, 2), (3, 1))],
+         call=lambda *blocks: sl.block_diag(*blocks)),
+    Spec(sl.block_diag, [((2, 2), (2, 2))], domain=("real", "complex"),
+         call=lambda *blocks: sl.block_diag(*blocks), name="block_diag(complex)"),
+]
+
+
 
 def test_eigh_of_a_subset_raises():
     with pytest.raises(pb.NoRuleError):
@@ -146,3 +217,55 @@ def test_an_infinite_cotangent_reaches_only_the_part_read(f):
     # cho_solve solve with the cotangent, which SciPy refuses when it is not finite.)
     with np.errstate(invalid="ignore"):
         assert check_unreached(f, _A, whole=True) > 0
+
+
+_TALL = np.array([[2.0, 0.3, -0.1], [0.4, 1.5, 0.2], [-0.3, 0.1, 1.8], [0.5, -0.6, 0.7]])
+_SYM = _A + _A.T
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda a: sl.qr(a, mode="raw")[1], r"mode='raw'"),
+    (lambda a: sl.qr(a)[0], r"last m - n columns of q .* mode='economic'"),
+    (lambda a: sl.lu(a)[1], "square matrices only"),
+    (lambda a: sl.eigh(a[:3] + _SYM, subset_by_value=[0.0, 9.0])[0], "subset_by_value"),
+    (lambda a: sl.eigvalsh(a[:3] + _SYM, subset_by_value=[0.0, 9.0]), r"eigh \(and eigvalsh\)"),
+    (lambda a: sl.eigh(a[:3] + _SYM, subset_by_index=[0, 1])[1], "eigenvectors of a subset"),
+], ids=["qr-raw", "qr-full-q", "lu-rectangular",
+        "eigh-subset-by-value", "eigvalsh-subset-by-value", "eigh-subset-vectors"])
+def test_forms_without_a_rule_say_what_has_one(call, match):
+    with pytest.raises(pb.NoRuleError, match=match):
+        pb.grad(lambda a: np.sum(np.abs(call(a)) ** 2))(_TALL)
+
+
+def test_r_of_a_tall_full_qr_has_derivatives():
+    # scipy.linalg.qr's default mode='full': q's last m - n columns are not determined, but
+    # r is (its last m - n rows are zeros), and so is a loss of q's first n columns
+    pb.check_grads(lambda a: np.sum(np.abs(np.diag(sl.qr(a)[1]))), _TALL, order=2)
+    pb.check_grads(lambda a: np.sum(sl.qr(a)[0][:, :3] ** 3) + np.sum(sl.qr(a)[1] ** 3), _TALL,
+                   order=2)
+
+
+def test_outputs_keep_scipys_forms():
+    b = np.array([1.0, -2.0, 0.5, 0.3])
+    cases = [
+        (lambda a: sl.lstsq(a, b), _TALL),  # residues a float, rank an int
+        (lambda a: sl.lstsq(a, b, lapack_driver="gelsy"), _TALL),  # no residues, no s
+        (lambda a: sl.pinv(a, atol=1.0, return_rank=True), _TALL),
+        (lambda a: sl.lu(a, p_indices=True), _A),
+        (lambda a: sl.lu(a, permute_l=True), _A),
+        (lambda a: sl.qr(a, mode="r"), _TALL),  # the tuple (r,)
+        (lambda a: sl.qr(a, pivoting=True, mode="economic"), _TALL),
+        (lambda a: sl.svd(a, lapack_driver="gesvd"), _TALL),
+        (lambda a: sl.block_diag(a, 2.0, [1.0, 2.0], np.eye(2, dtype=np.float32)), _A),
+    ]
+    for f, a in cases:
+        got, want = pb.vjp(f, a)[0], f(a)
+        assert type(got) is type(want)
+        got_leaves, want_leaves = pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]
+        assert len(got_leaves) == len(want_leaves)
+        for g, w in zip(got_leaves, want_leaves):
+            if w is None:  # gelsy's s
+                assert g is None
+                continue
+            assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

@@ -308,3 +308,60 @@ def test_logsumexp_sign_with_a_negative_b():
     a, b = np.array([0.0, 1.0]), np.array([1.0, -2.0])
     sign = pb.vjp(lambda b: special.logsumexp(a, b=b, return_sign=True)[1], b)[0]
     assert sign == -1.0
+
+
+# elementary derivatives (and the argument z of the hypergeometric functions)
+SPECS += [
+    Spec(special.log1p, UNARY, domain=_between(-0.5, 2.0)),
+    Spec(special.log1p, UNARY, domain="complex", name="special.log1p(complex)"),
+    Spec(special.powm1, BINARY, domain=("positive", "real")),
+    Spec(special.wrightomega, UNARY),
+    Spec(special.wrightomega, UNARY, domain="complex", name="special.wrightomega(complex)"),
+    Spec(special.struve, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
+         call=lambda x, v: special.struve(v, x)),
+    Spec(special.modstruve, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
+         call=lambda x, v: special.modstruve(v, x)),
+    Spec(special.sici, UNARY, domain="nonzero"),
+    Spec(special.sici, [(5,)], domain=NEAR_0, call=lambda x: special.sici(x)[0],
+         name="special.sici(Si near 0)"),
+    Spec(special.sici, UNARY, domain=_right_half_plane, name="special.sici(complex)"),
+    Spec(special.shichi, UNARY, domain="nonzero"),
+    Spec(special.shichi, [(5,)], domain=NEAR_0, call=lambda x: special.shichi(x)[0],
+         name="special.shichi(Shi near 0)"),
+    Spec(special.fresnel, UNARY),
+    Spec(special.fresnel, UNARY, domain="complex", name="special.fresnel(complex)"),
+    Spec(special.airy, UNARY),
+    Spec(special.airy, UNARY, domain="complex", name="special.airy(complex)"),
+    Spec(special.hyp1f1, UNARY, kwargs={"a": [0.5, 2.0], "b": [1.5, 3.0]},
+         call=lambda z, a, b: special.hyp1f1(a, b, z)),
+    Spec(special.hyp2f1, UNARY, domain=_between(-0.6, 0.6),
+         kwargs={"a": [0.5, 2.0], "b": [1.0], "c": [1.5, 3.0]},
+         call=lambda z, a, b, c: special.hyp2f1(a, b, c, z)),
+    Spec(special.ellipkinc, UNARY, domain=_between(-1.5, 1.5), kwargs={"m": [-0.5, 0.3, 0.9]},
+         call=lambda phi, m: special.ellipkinc(phi, m)),
+    Spec(special.ellipeinc, UNARY, domain=_between(-1.5, 1.5), kwargs={"m": [-0.5, 0.3, 0.9]},
+         call=lambda phi, m: special.ellipeinc(phi, m)),
+    Spec(special.ellipj, UNARY, kwargs={"m": [0.0, 0.3, 0.9]},
+         call=lambda u, m: special.ellipj(u, m)),
+]
+
+
+@pytest.mark.parametrize("call,reason", [
+    (lambda a: special.hyp1f1(a, 2.0, 0.3), "parameter a, b or c of a hypergeometric"),
+    (lambda b: special.hyp2f1(1.0, b, 3.0, 0.3), "parameter a, b or c of a hypergeometric"),
+    (lambda m: special.ellipkinc(0.7, m), "parameter m of an incomplete elliptic"),
+    (lambda m: special.ellipeinc(0.7, m), "parameter m of an incomplete elliptic"),
+    (lambda m: special.ellipj(0.7, m)[0], "parameter m of an incomplete elliptic"),
+    (lambda v: special.struve(v, 1.5), "argument 0"),
+], ids=["hyp1f1", "hyp2f1", "ellipkinc", "ellipeinc", "ellipj", "struve"])
+def test_parameters_without_a_rule_say_so(call, reason):
+    with pytest.raises(pb.NoRuleError, match=reason):
+        pb.grad(call)(0.5)
+
+
+def test_si_alone_has_a_finite_gradient_where_ci_is_infinite():
+    # Ci(0) = -inf and Ci'(0) = 1/0: a loss of Si alone takes no term from Ci
+    x = np.array([0.0, 1.0])
+    pb.check_grads(lambda x: np.sum(special.sici(x)[0]), x, order=1)
+    pb.check_grads(lambda x: np.sum(special.shichi(x)[0] * x), x, order=1)
+    assert np.all(np.isfinite(pb.grad(lambda x: np.sum(special.sici(x)[0]))(x)))

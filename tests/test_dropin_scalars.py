@@ -1,0 +1,138 @@
+"""NumPy's scalar idioms as people write them, differentiated unchanged: np.isscalar of a
+tracked NumPy scalar answers as NumPy does for the plain value (so code branching on it,
+NumPy's own np.poly1d among it, takes NumPy's branch), and np.arange takes a tracked start,
+stop or step. Every function here is plain NumPy code, checked against finite differences
+of itself on plain arrays."""
+
+import importlib
+import pickle
+
+import numpy as np
+import pytest
+
+import pullback as pb
+
+X = np.array([0.3, -0.8, 1.7])
+
+
+def _differences(f, x, h=1e-6):
+    """Central differences of ``f`` (a scalar loss) on plain arrays."""
+    out = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return out
+
+
+def _matches_differences(f, x=X):
+    np.testing.assert_allclose(pb.grad(f)(x), _differences(f, x), rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------------------------------- np.isscalar
+
+def _scaled_if_scalar(a):
+    # library-style code: a scalar takes one branch, an array the other
+    if np.isscalar(a):
+        return 10.0 * a ** 2
+    return np.sum(a ** 2)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: _scaled_if_scalar(x[0]),
+    lambda x: _scaled_if_scalar(np.sum(x * x)),
+    lambda x: _scaled_if_scalar(x[0] * x[1]) + _scaled_if_scalar(x[1:]),
+    lambda x: np.sum((np.poly1d([1.0, -2.0, 0.5]) / x[1]).coeffs),  # poly1d's isscalar
+    lambda x: np.sum((np.poly1d([1.0, -2.0, 0.5]) * x[2]).coeffs),
+    lambda x: np.poly1d([1.0, -2.0, 0.5])(x[1] * 2.0),
+], ids=["element", "sum", "scalar-and-array", "poly1d-div", "poly1d-mul", "poly1d-call"])
+def test_branches_on_isscalar_take_numpys_branch(f):
+    _matches_differences(f)
+
+
+def test_isscalar_answers_as_for_the_plain_value():
+    seen = []
+
+    def f(x):
+        for v in (x[0], np.sum(x), x[1:], x, x[:1]):
+            seen.append(np.isscalar(v))
+        return np.sum(x)
+
+    pb.grad(f)(X)
+    plain = [np.isscalar(v) for v in (X[0], np.sum(X), X[1:], X, X[:1])]
+    assert seen == plain == [True, True, False, False, False]
+    # and under nested derivatives (a value tracked at two levels)
+    nested = []
+    pb.hessian(lambda x: (nested.append(np.isscalar(x[0] * x[1])), x[0] * x[1])[1])(X)
+    assert nested and all(nested)
+
+
+def test_isscalar_is_replaced_where_numpy_imported_it_by_name():
+    for name in ("numpy._core.numeric", "numpy.lib._polynomial_impl",
+                 "numpy.lib._function_base_impl", "numpy.matrixlib.defmatrix"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # NumPy 1.26's layout
+            continue
+        assert module.isscalar is np.isscalar, name
+    # a plain call is NumPy's own answer, and the function pickles by its name
+    assert np.isscalar(1.5) and np.isscalar("a") and not np.isscalar(np.ones(1))
+    assert pickle.loads(pickle.dumps(np.isscalar)) is np.isscalar
+
+
+# ---------------------------------------------------------------------------- np.arange
+
+@pytest.mark.parametrize("f", [
+    lambda p: np.sum(np.sin(np.arange(p[0], 2.0, 0.25))),
+    lambda p: np.sum(np.sin(np.arange(0.0, 2.0, p[0]))),
+    lambda p: np.sum(np.sin(np.arange(p[0], p[2], p[0] * 0.5))),
+    lambda p: np.sum(np.exp(-np.arange(p[2]) * p[0])),  # a tracked stop sets the length only
+    lambda p: np.sum(np.cos(np.arange(start=p[0], stop=1.05, step=0.1))),
+    lambda p: np.sum(np.arange(p[1], -2.1, -0.3) ** 3),
+    lambda p: np.sum(np.arange(p[2], dtype=int) * p[0]),  # an integer range: a constant
+], ids=["start", "step", "start-stop-step", "stop", "keywords", "descending", "int"])
+# (the points are away from those where the length changes, where the range jumps)
+def test_arange_with_tracked_ends_or_step(f):
+    _matches_differences(f)
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((0.3, 2.0, 0.25), {}), ((0.0, 2.0, 0.17), {}), ((2.3,), {}), ((0.3, -2.0, -0.3), {}),
+    ((0.3, 2.0), {"dtype": np.float32}), ((0.5, 4.0), {"dtype": int}), ((3.0, 1.0), {}),
+])
+def test_arange_keeps_numpys_length_dtype_and_values(args, kwargs):
+    got = []
+
+    def f(x):
+        out = np.arange(*[a * x[0] for a in args], **kwargs)
+        got.append(pb.stop_gradient(out))
+        return np.sum(out * 1.0)
+
+    pb.grad(f)(np.ones(1))
+    want = np.arange(*args, **kwargs)
+    assert got[0].dtype == want.dtype and got[0].shape == want.shape
+    np.testing.assert_allclose(got[0], want, rtol=1e-6 if want.dtype == np.float32 else 1e-14)
+
+
+def test_arange_errors_are_numpys():
+    def f(x):
+        return np.sum(np.arange(x[0], 2.0, 0.0))
+
+    with np.errstate(divide="ignore"):  # NumPy's own error for the plain values
+        with pytest.raises(Exception) as plain_error:
+            f(X)
+        with pytest.raises(type(plain_error.value), match=str(plain_error.value)):
+            pb.grad(f)(X)
+    with pytest.raises(ValueError):  # an array start, which NumPy refuses so
+        pb.grad(lambda x: np.sum(np.arange(x, 2.0)))(X)
+
+
+# ---------------------------------------------------------------------------- np.float64
+
+@pytest.mark.parametrize("cast", [np.float64, np.float32])
+def test_a_numpy_scalar_type_of_a_tracked_value_is_refused_not_dropped(cast):
+    # np.float64(s) is a type's constructor, which pullback cannot intercept: it is refused
+    # (not a silent constant); writing s itself, or np.asarray(s, dtype=...), works
+    with pytest.raises(TypeError, match="^pullback: "):
+        pb.grad(lambda x: cast(np.sum(x ** 2)) * 2.0)(X)
+    _matches_differences(lambda x: np.asarray(np.sum(x ** 2), dtype=np.float64) * 2.0)
