@@ -86,9 +86,16 @@ def _op_solve_vjp(solve_with, x, g, trans, vector):
     return ga, uncolumns(gb, vector)
 
 
+def _kept(kwargs):
+    """A rule's keywords for SciPy's call with ``overwrite_a`` and ``overwrite_b`` off: the
+    arrays are the recorded graph's (a pullback may read them), which SciPy must not
+    overwrite; the result is the same."""
+    return {k: False if k.startswith("overwrite_") else v for k, v in kwargs.items()}
+
+
 @rrule(solve_triangular)
 def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args, **kwargs):
-    ans = solve_triangular(a, b, trans, lower, unit_diagonal, *args, **kwargs)
+    ans = solve_triangular(a, b, trans, lower, unit_diagonal, *args, **_kept(kwargs))
 
     def solve_with(rhs, t):
         return solve_triangular(a, rhs, t, lower, unit_diagonal)
@@ -105,7 +112,7 @@ def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args
 
 @rrule(cholesky)
 def cholesky_rule(a, lower=False, *args, **kwargs):
-    ans = cholesky(a, lower, *args, **kwargs)
+    ans = cholesky(a, lower, *args, **_kept(kwargs))
 
     def cholesky_pullback(g):
         return (cholesky_vjp(ans, g, lower),) + (None,) * 3
@@ -115,7 +122,7 @@ def cholesky_rule(a, lower=False, *args, **kwargs):
 
 @rrule(cho_factor)
 def cho_factor_rule(a, lower=False, *args, **kwargs):
-    ans = cho_factor(a, lower, *args, **kwargs)
+    ans = cho_factor(a, lower, *args, **_kept(kwargs))
 
     def cho_factor_pullback(g):
         # c holds the factor in one triangle and a's own entries in the other
@@ -130,7 +137,7 @@ def cho_factor_rule(a, lower=False, *args, **kwargs):
 @rrule(cho_solve)
 def cho_solve_rule(c_and_lower, b, *args, **kwargs):
     c, lower = c_and_lower
-    ans = cho_solve(c_and_lower, b, *args, **kwargs)
+    ans = cho_solve(c_and_lower, b, *args, **_kept(kwargs))
     lower = bool(np.all(lower))  # cho_factor of a stack gives one flag per matrix
 
     def cho_solve_pullback(g):
@@ -170,7 +177,7 @@ def lu_factor_rule(a, *args, **kwargs):
     m, n = shape_of(a)[-2:]
     if m != n:
         raise NoRuleError("pullback: scipy.linalg.lu_factor has a rule for square matrices only")
-    ans = lu_factor(a, *args, **kwargs)
+    ans = lu_factor(a, *args, **_kept(kwargs))
 
     def lu_factor_pullback(g):
         # P a = l u; with x = l^-1 P da u^-1: dl = l tril(x, -1), du = triu(x) u
@@ -187,7 +194,7 @@ def lu_factor_rule(a, *args, **kwargs):
 @rrule(lu_solve)
 def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
     lu, piv = lu_and_piv
-    ans = lu_solve(lu_and_piv, b, trans, *args, **kwargs)
+    ans = lu_solve(lu_and_piv, b, trans, *args, **_kept(kwargs))
 
     def solve_with(rhs, t):
         return lu_solve((lu, piv), rhs, t)
@@ -316,7 +323,7 @@ def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_in
             "v[:, lo:hi + 1]"
         )
     ans = eigh(a, b, lower=lower, eigvals_only=eigvals_only, subset_by_index=subset_by_index,
-               **kwargs)
+               **_kept(kwargs))
 
     def eigh_pullback(g):
         # a v = b v diag(w), v^H b v = I. With k = v^H da v - v^H db v diag(w): dw = diag(k)
@@ -344,8 +351,8 @@ def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_in
 # ---------------------------------------------------------------------------- det, inv, solve
 
 @rrule(det)
-def det_rule(a, *args, **kwargs):
-    ans = det(a, *args, **kwargs)
+def det_rule(a, overwrite_a=False, check_finite=True):
+    ans = det(a, False, check_finite)  # (overwrite_a=True: SciPy's LU wrote into a)
 
     def det_pullback(g):
         return (det_vjp(a, ans, g),) + (None,) * 2
@@ -407,7 +414,7 @@ def _inv_diagonal_keeps_the_rest():
 
 @rrule(inv)
 def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
-    ans = inv(a, *args, assume_a=assume_a, lower=lower, **kwargs)
+    ans = inv(a, *args, assume_a=assume_a, lower=lower, **_kept(kwargs))
 
     def inv_pullback(g):
         y, rest = ans, None
@@ -424,7 +431,7 @@ def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
 @rrule(solve)
 def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
                assume_a=None, transposed=False):
-    ans = solve(a, b, lower, overwrite_a, overwrite_b, check_finite, assume_a, transposed)
+    ans = solve(a, b, lower, False, False, check_finite, assume_a, transposed)
 
     def solve_pullback(g):
         m = _structured(a, assume_a, lower)

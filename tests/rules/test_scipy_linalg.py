@@ -269,3 +269,16 @@ def test_outputs_keep_scipys_forms():
                 continue
             assert np.shape(g) == np.shape(w) and np.result_type(g) == np.result_type(w)
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: sl.det(a * 1.0, overwrite_a=True),
+    lambda a: np.sum(sl.solve(a * 1.0, a[0] * 2.0, overwrite_a=True, overwrite_b=True)),
+    lambda a: np.sum(sl.inv(a * 1.0, overwrite_a=True) ** 2),
+    lambda a: np.sum(sl.cholesky(a @ a.T + 3.0 * np.eye(3), overwrite_a=True)),
+    lambda a: np.sum(sl.lu_factor(a * 1.0, overwrite_a=True)[0]),
+    lambda a: np.sum(sl.solve_triangular(a * 1.0, a[1] * 1.0, overwrite_b=True)),
+], ids=["det", "solve", "inv", "cholesky", "lu_factor", "solve_triangular"])
+def test_overwrite_flags_leave_the_graphs_arrays_alone(call):
+    # SciPy may compute in place into a with overwrite_a=True: the array a node saved
+    pb.check_grads(call, _A + 2.0 * np.eye(3), order=2)
