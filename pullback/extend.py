@@ -42,6 +42,8 @@ from .registry import (
     NoRuleError,
     astype,
     bilinear,
+    check_function,
+    check_rule_result,
     composite,
     elementwise,
     getitem,
@@ -49,6 +51,7 @@ from .registry import (
     name_of,
     nondifferentiable,
     not_implemented,
+    replace_rule,
     rrule,
     ufunc_method,
 )
@@ -73,6 +76,14 @@ __all__ = [
 ]
 
 
+def _a(x: Any) -> str:
+    """``x``'s type, for a message: 'None', 'a str', 'an int'."""
+    if x is None:
+        return "None"
+    kind = type(x).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def _levels(tree):
     """The live levels anywhere in the boxes of ``tree``'s leaves."""
     found = set()
@@ -94,6 +105,9 @@ def primitive(fn):
     >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
     np.float64(0.6931471805599453)
     """
+    if not callable(fn):
+        raise TypeError(f"pullback: pb.primitive decorates a function, got {_a(fn)}")
+
     @functools.wraps(fn)
     def primitive_wrapper(*args, **kwargs):
         top, finished = top_level((args, tuple(kwargs.values())))
@@ -219,33 +233,65 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     """``x`` itself, except that on the way back the cotangent of ``x`` is ``fn`` of the
     cotangent of the result (at every level of nested differentiation). ``fn`` gets a
     cotangent that may carry leading batch axes (Jacobians), so write it elementwise or
-    with ``...``; it must use NumPy calls for its result to be differentiable again. A
-    ``fn`` that returns None (a logging hook) leaves the cotangent as it is.
+    with ``...``; it must use NumPy calls for its result to be differentiable again. It
+    returns an array of the cotangent's shape, or None to leave the cotangent as it is (a
+    logging hook). ``fn`` gets a cotangent of its own: writing into it (``g *= 0.5``,
+    ``out=g``) changes the cotangent of ``x`` and of nothing else. On a pytree (a dict,
+    list or tuple of arrays), ``fn`` is hooked on each leaf.
 
     >>> clipped = lambda x: pb.hook(lambda g: np.clip(g, -1.0, 1.0), x)
     >>> pb.grad(lambda x: np.sum(5.0 * clipped(x)))(np.zeros(2))
     array([1., 1.])
     """
     if not callable(fn):
-        raise TypeError(f"pullback: pb.hook(fn, x) takes the function first; got a "
-                        f"{type(fn).__name__}")
+        raise TypeError(f"pullback: pb.hook(fn, x) takes the function first; got "
+                        f"{_a(fn)}" + (" (the arguments look swapped)" if callable(x) else ""))
+    check_function(f"the hook {fname_of(fn)} given to pb.hook", fn, 1,
+                   "(the cotangent), returning a cotangent of the same shape or None")
+    if isinstance(x, (tuple, list, dict)):  # a pytree: the hook on each leaf
+        return tree_map(lambda leaf: _hook_leaf(fn, leaf), x)
+    return _hook_leaf(fn, x)
+
+
+def _hook_leaf(fn, x):
     if state.no_grad:
         return plain(x)
     x = drop_finished(x)
     if not isinstance(x, Tracked) or x.level < 0:  # (a pb.jit trace's box is no level)
         return x
+    real = not is_complex(plain(x))
 
     def hook_pullback(g):
-        out = fn(g)
-        if out is None:  # a hook returning None only looks
-            return (g,)
-        if shape_of(out) != shape_of(g):  # (a smaller one would be broadcast up, silently)
-            raise ValueError(f"pullback: the hook {fname_of(fn)} returned a cotangent of "
-                             f"shape {shape_of(out)} for one of shape {shape_of(g)}; return "
-                             "one of the same shape")
+        own = g.copy() if g.__class__ is np.ndarray else g  # (g may be a sibling's too)
+        out = fn(own)
+        if out is None:  # a hook returning None only looks (or wrote into its own copy)
+            return (own,)
+        _check_hook_result(fn, out, g, real)
         return (out,)
 
-    return record(hook(fn, x.value), hook_pullback, x.level, (x,))
+    return record(_hook_leaf(fn, x.value), hook_pullback, x.level, (x,))
+
+
+def _check_hook_result(fn, out, g, real):
+    """Refuse what a hook returned unless it is a cotangent of ``g``'s shape."""
+    value = plain(out)
+    dtype = getattr(value, "dtype", None)
+    if (dtype.kind not in "iufc" if dtype is not None
+            else value.__class__ not in (int, float, complex)):
+        got = (f"an array of dtype {dtype}" if dtype is not None else _a(value)
+               ) + (f" of {len(value)}" if type(value) in (tuple, list, dict) else "")
+        raise TypeError(f"pullback: the hook {fname_of(fn)} returned {got}; a hook returns "
+                        f"one array, the cotangent, of the shape of the one it got "
+                        f"{shape_of(g)}, or None to leave it as it is")
+    if shape_of(out) != shape_of(g):  # (a smaller one would be broadcast up, silently)
+        raise ValueError(f"pullback: the hook {fname_of(fn)} returned a cotangent of "
+                         f"shape {shape_of(out)} for one of shape {shape_of(g)}; return "
+                         "one of the same shape")
+    if real and is_complex(value):
+        raise TypeError(f"pullback: the hook {fname_of(fn)} returned a complex cotangent for "
+                        "a real value: its imaginary part would be dropped. Return a real "
+                        "cotangent (np.real(...)), or make the value complex (x * (1 + 0j)) "
+                        "before hooking it")
 
 
 def stop_gradient(x: Any) -> Any:
@@ -273,10 +319,10 @@ def _constant(x: Any) -> Any:
 
 def nobacksies(rule: Rule) -> Rule:
     """Mark a rule whose pullback must not be differentiated again (decorator, under
-    ``@pb.rrule(f)``): first derivatives work, and the pullback runs on plain values (so
-    it may call anything); differentiating its result (a second derivative of ``f``, or
-    forward mode, which differentiates pullbacks) raises NestedDifferentiationError
-    naming ``f``.
+    ``@pb.rrule(f)``; above it works too): first derivatives work, and the pullback runs
+    on plain values (so it may call anything); differentiating its result (a second
+    derivative of ``f``, or forward mode, which differentiates pullbacks) raises
+    NestedDifferentiationError naming ``f``.
 
     >>> @pb.primitive
     ... def softplus(x):
@@ -294,10 +340,21 @@ def nobacksies(rule: Rule) -> Rule:
     ...
     pullback.registry.NestedDifferentiationError: pullback: the rule for ...softplus is marked ...
     """
+    if getattr(rule, "_pb_primitive", False):
+        raise TypeError(f"pullback: pb.nobacksies decorates a rule (returning (out, "
+                        f"pullback)), and {fname_of(rule)} is a pb.primitive; decorate its "
+                        "rule, under @pb.rrule(...)")
+    check_function("the rule given to pb.nobacksies", rule, None,
+                   "returning (out, pullback), under @pb.rrule(f)")
 
     @functools.wraps(rule)
     def nobacksies_rule(*args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
-        out, pullback = rule(*args, **kwargs)
+        result = rule(*args, **kwargs)
+        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
+            check_rule_result(nobacksies_rule.registered_for,  # type: ignore[attr-defined]
+                              rule, result)
+            return result  # (an integer output with no pullback)
+        out, pullback = result
         below = _levels((args, kwargs))
 
         def nobacksies_pullback(g):
@@ -311,6 +368,10 @@ def nobacksies(rule: Rule) -> Rule:
 
     # the function the rule is registered for: rrule fills it in, for the error message
     nobacksies_rule.registered_for = rule  # type: ignore[attr-defined]
+    # above @pb.rrule(f) (the other order): the rule is registered already, so the mark
+    # takes its place there
+    for func in replace_rule(rule, nobacksies_rule):
+        nobacksies_rule.registered_for = func  # type: ignore[attr-defined]
     return nobacksies_rule
 
 

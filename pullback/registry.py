@@ -10,6 +10,8 @@ rule; the engine above reads these tables.
 
 from __future__ import annotations
 
+import inspect
+import math
 import operator
 import sys
 from collections.abc import Callable
@@ -262,6 +264,112 @@ def _batch_aware(batched: bool | None, caller: Any) -> bool:
     return caller.f_globals.get("__name__", "").startswith("pullback.")
 
 
+# ---------------------------------------------------------------------------- validation
+# Registration refuses what it cannot use before it registers anything: a rule registered
+# for np.exp replaces the library's, so a bad one would break np.exp for the whole session.
+
+
+def _a(x: Any) -> str:
+    """``x``'s type, for a message: 'None', 'a str', 'an int'."""
+    if x is None:
+        return "None"
+    kind = type(x).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _fn_name(fn: Any) -> str:
+    """A user's function as messages name it: its qualified name, never its repr."""
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or (
+        type(fn).__name__)
+
+
+def positional_arity(fn: Any) -> tuple[int, float] | None:
+    """``(required, most)``: how many positional arguments ``fn`` takes (``most`` is
+    infinite with ``*args``), or None where its signature cannot be read."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # (builtins without a signature)
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(p.default is p.empty for p in positional)
+    most = math.inf if any(p.kind is p.VAR_POSITIONAL for p in params) else len(positional)
+    return required, most
+
+
+def takes(fn: Any, n: int) -> bool:
+    """Whether ``fn`` can be called with ``n`` positional arguments, as far as its
+    signature tells (True where it tells nothing)."""
+    arity = positional_arity(fn)
+    return arity is None or arity[0] <= n <= arity[1]
+
+
+def _takes_words(fn: Any) -> str:
+    """What ``fn`` takes, for a message: '(g, h)', or 'no arguments'."""
+    try:
+        return f"{_fn_name(fn)}{inspect.signature(fn)}"
+    except (TypeError, ValueError):
+        return _fn_name(fn)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def check_function(what: str, fn: Any, n: int | None, form: str) -> None:
+    """Refuse ``fn`` unless it is a function that takes ``n`` positional arguments
+    (``form`` says which, for the message)."""
+    if not callable(fn):
+        raise TypeError(f"pullback: {what} must be a function {form}, got {_a(fn)}")
+    if n is not None and not takes(fn, n):
+        raise TypeError(f"pullback: {what} must take {_plural(n, 'positional argument')} "
+                        f"{form}, but it is {_takes_words(fn)}")
+
+
+def _check_batched(where: str, batched: Any) -> None:
+    if batched not in (None, True, False):
+        raise TypeError(f"pullback: {where}'s batched must be True, False or None, got "
+                        f"{batched!r}")
+
+
+def _check_target(where: str, func: Any) -> None:
+    """Refuse a ``func`` whose calls pullback cannot intercept (a rule for it would never
+    run)."""
+    if _interceptable(func):
+        return
+    if not callable(func):
+        raise TypeError(f"pullback: {where} takes the function the rule is for first (a NumPy "
+                        f"function or a pb.primitive), got {_a(func)}")
+    name = name_of(func)
+    raise TypeError(
+        f"pullback: {where}: {name} is neither a NumPy function nor a pb.primitive, so calls "
+        "to it cannot be intercepted; decorate it with @pb.primitive first and register the "
+        "rule for the decorated function")
+
+
+def arguments_of(func: Any) -> tuple[int, float] | None:
+    """``(required, most)`` positional arguments of a call of ``func`` (the function a rule
+    is for), or None where that is not known."""
+    func = _original(func)
+    if isinstance(func, np.ufunc):
+        return func.nin, func.nin
+    if func is getitem or func is astype:
+        return 2, 2
+    return positional_arity(getattr(func, "_pb_body", func))
+
+
+def _arguments_words(func: Any, n: int) -> str:
+    """How messages name the ``n`` arguments of ``func``: 'x' or 'x1, x2'."""
+    arity = positional_arity(getattr(_original(func), "_pb_body", func))
+    try:
+        names = [p for p in inspect.signature(getattr(_original(func), "_pb_body", func))
+                 .parameters][:n] if arity is not None else []
+    except (TypeError, ValueError):
+        names = []
+    if len(names) == n:
+        return ", ".join(names)
+    return "x" if n == 1 else ", ".join(f"x{k + 1}" for k in range(n))
+
+
 def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F], F]:
     """Register a reverse rule for ``func`` (decorator).
 
@@ -291,20 +399,42 @@ def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F]
     >>> pb.grad(np.cbrt)(8.0)
     np.float64(0.08333333333333333)
     """
-    if not _interceptable(func):
+    if callable(func) and not _interceptable(func):  # (also a bare @pb.rrule above a rule)
+        name = _fn_name(func)
         raise TypeError(
-            f"pullback.rrule: {name_of(func)} is neither a NumPy function nor a "
-            "pullback.primitive, so calls to it cannot be intercepted; decorate it with "
-            "@pb.primitive first and register the rule for the decorated function"
+            f"pullback: pb.rrule takes the function the rule is for, and {name} is neither a "
+            "NumPy function nor a pb.primitive, so calls to it cannot be intercepted. If "
+            f"{name} is your rule, write @pb.rrule(f) above it, f the function it is for; if "
+            f"{name} is that function, decorate it with @pb.primitive first and register the "
+            "rule for the decorated function"
         )
+    _check_target("pb.rrule", func)
+    _check_batched("pb.rrule", batched)
+    fname = name_of(func)
 
     def register(rule: F) -> F:
+        if getattr(rule, "_pb_primitive", False) or _original(rule) is _original(func):
+            raise TypeError(f"pullback: @pb.rrule({fname}) decorates the rule of {fname} (its "
+                            "arguments to (out, pullback)), not a pb.primitive")
+        arity = arguments_of(func)
+        check_function(f"the rule given to @pb.rrule({fname})", rule,
+                       None if arity is None else arity[0],
+                       f"({fname}'s arguments) returning (out, pullback)")
         if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
             rule.registered_for = func
         _register(func, rule if _batch_aware(batched, sys._getframe(1)) else Unbatched(rule))
         return rule
 
     return register
+
+
+def replace_rule(old: Any, new: Any) -> list[Callable[..., Any]]:
+    """Put ``new`` in the place of the registered rule ``old`` (as ``pb.rrule`` registered
+    it, per slice or not); the functions whose rule it was."""
+    found = [f for f, r in rules.items() if r is old or r.__class__ is Unbatched and r.rule is old]
+    for f in found:
+        rules[f] = new if rules[f] is old else Unbatched(new)
+    return found
 
 
 def elementwise(func: Callable[..., Any], *derivs: Any, singular: bool = False) -> None:
@@ -319,12 +449,26 @@ def elementwise(func: Callable[..., Any], *derivs: Any, singular: bool = False) 
     >>> pb.grad(np.exp2)(1.0)
     np.float64(1.3862943611198906)
     """
-    if isinstance(func, np.ufunc) and len(derivs) != func.nin or not derivs or not all(
-            d is None or d is ONE or d is MINUS_ONE or callable(d) for d in derivs):
+    _check_target("pb.elementwise", func)
+    where, form = f"pb.elementwise({name_of(func)}, ...)", "(ans, *args) -> derivative"
+    arity = arguments_of(func)
+    if not derivs or arity is not None and not arity[0] <= len(derivs) <= arity[1]:
+        want = ("" if arity is None else f": {name_of(func)} takes " + (
+            str(arity[0]) if arity[0] == arity[1] else
+            f"{arity[0]} or more" if arity[1] == math.inf else f"{arity[0]} to {arity[1]}"))
         raise TypeError(
-            f"pullback.elementwise({name_of(func)}, ...) takes one local derivative per "
-            "argument (a function (ans, *args) -> derivative, ONE, MINUS_ONE or None); got "
-            f"{len(derivs)}" + (f" for {func.nin}" if isinstance(func, np.ufunc) else ""))
+            f"pullback: {where} takes one local derivative per argument of the function"
+            f"{want}, got {len(derivs)} (each a function {form}, pb.ONE, pb.MINUS_ONE or None "
+            "for an argument with no derivative)")
+    n = len(derivs)
+    for i, d in enumerate(derivs):
+        if d is None or d is ONE or d is MINUS_ONE:
+            continue
+        check_function(f"{where}: derivative {i}", d, n + 1,
+                       f"(ans, {_arguments_words(func, n)}) -> derivative (or pb.ONE, "
+                       "pb.MINUS_ONE, None)")
+    if singular not in (True, False):
+        raise TypeError(f"pullback: {where}'s singular must be True or False, got {singular!r}")
     _register(func, Elementwise(func, derivs, singular))
 
 
@@ -347,6 +491,13 @@ def bilinear(func: Callable[..., Any], rule: Callable[..., Any], fits: Callable[
     >>> pb.grad(lambda a: np.sum(np.outer(a, np.arange(3.0))))(np.ones(2))
     array([3., 3.])
     """
+    _check_target("pb.bilinear", func)
+    _check_batched("pb.bilinear", batched)
+    where = f"pb.bilinear({name_of(func)}, ...)"
+    check_function(f"{where}: the rule", rule, 2, "(a, b) returning (out, pullback)")
+    check_function(f"{where}: fits", fits, 2, "(a, b) -> bool")
+    check_function(f"{where}: vjp_a", vjp_a, 3, "(g, a, b) -> the cotangent of a")
+    check_function(f"{where}: vjp_b", vjp_b, 3, "(g, a, b) -> the cotangent of b")
     mine = batched if batched is not None else sys._getframe(1).f_globals.get(
         "__name__", "").startswith("pullback.")
     _register(func, Bilinear(func, fits, (vjp_a, vjp_b), rule, mine))
@@ -376,11 +527,23 @@ def linear(func: Callable[..., Any], transpose: Callable[..., Any],
     array([[0., 2.],
            [0., 0.]])
     """
+    _check_target("pb.linear", func)
+    _check_batched("pb.linear", batched)
+    fname, arity = name_of(func), arguments_of(func)
+    n = 1 if arity is None else max(arity[0], 1)
+    check_function(f"pb.linear({fname}, transpose): transpose", transpose, n + 2,
+                   f"(g, ans, {_arguments_words(func, n)}) -> the cotangent of "
+                   f"{_arguments_words(func, 1)}")
+
     def linear_rule(x, *args, **kwargs):
         ans = func(x, *args, **kwargs)
 
         def linear_pullback(g):
-            return (transpose(g, ans, x, *args, **kwargs),) + (None,) * len(args)
+            ct = transpose(g, ans, x, *args, **kwargs)
+            if ct is None:  # (it would read as a zero gradient)
+                raise TypeError(f"pullback: the transpose {_fn_name(transpose)} of {fname} "
+                                "returned None; return the cotangent of its first argument")
+            return (ct,) + (None,) * len(args)
 
         return ans, linear_pullback
 
@@ -397,6 +560,16 @@ def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:
     >>> pb.grad(lambda x: np.flipud(x)[0] * 3.0)(np.array([1.0, 2.0]))
     array([0., 3.])
     """
+    _check_target("pb.composite", func)
+    fname, arity = name_of(func), arguments_of(func)
+    if callable(impl) and _original(impl) is _original(func):
+        raise TypeError(
+            f"pullback: pb.composite({fname}, impl): impl is {fname} itself, which on tracked "
+            f"values would call itself forever; impl computes {fname} with other functions "
+            "that have rules" + (" (the undecorated function, for a pb.primitive)"
+                                 if getattr(func, "_pb_primitive", False) else ""))
+    check_function(f"pb.composite({fname}, impl): impl", impl,
+                   None if arity is None else arity[0], f"of {fname}'s arguments")
     _register(func, Composite(impl))
 
 
@@ -409,20 +582,32 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     <class 'numpy.int64'>
     """
     mine = sys._getframe(1).f_globals.get("__name__", "").startswith("pullback.")
+    if not funcs:
+        raise TypeError("pullback: pb.nondifferentiable takes the functions to declare, got "
+                        "none")
     for func in map(_original, funcs):
+        if not callable(func):
+            raise TypeError("pullback: pb.nondifferentiable takes functions (NumPy functions "
+                            f"or pb.primitives), got {_a(func)}")
         if not _interceptable(func):
             raise TypeError(
-                f"pullback.nondifferentiable: {name_of(func)} is neither a NumPy function nor "
-                "a pullback.primitive, so calls to it cannot be intercepted; decorate it with "
+                f"pullback: pb.nondifferentiable: {name_of(func)} is neither a NumPy function "
+                "nor a pullback.primitive, so calls to it cannot be intercepted; decorate it with "
                 "@pb.primitive first, or return pb.stop_gradient(...) of its result"
             )
         if func in rules and not mine and origin.get(func, "").startswith("pullback."):
             raise TypeError(
-                f"pullback.nondifferentiable: {name_of(func)} has a derivative rule; for a "
+                f"pullback: pb.nondifferentiable: {name_of(func)} has a derivative rule; for a "
                 "constant result in your code write pb.stop_gradient(f(x)) instead"
             )
+    for func in map(_original, funcs):  # (all checked first: nothing is half declared)
         nondiff.add(func)
         rules.pop(func, None)
+
+
+# the ufunc methods one can declare, each with the positional arguments a call has at least
+# (``at``'s: the array, the indices, and one more per further input of the ufunc)
+_UFUNC_METHODS = {"reduce": 1, "accumulate": 1, "reduceat": 2, "at": 1}
 
 
 def ufunc_method(ufunc: np.ufunc, method: str) -> Callable[[F], F]:
@@ -435,13 +620,20 @@ def ufunc_method(ufunc: np.ufunc, method: str) -> Callable[[F], F]:
     ... def maximum_reduce(a, axis=0, **kwargs):
     ...     return np.max(a, axis=axis, **kwargs)
     """
-    if not isinstance(ufunc, np.ufunc) or method not in ("reduce", "accumulate", "reduceat",
-                                                         "at"):
-        raise TypeError(f"pullback.ufunc_method takes a NumPy ufunc and one of its methods "
-                        f"'reduce', 'accumulate', 'reduceat', 'at'; got {name_of(ufunc)}, "
-                        f"{method!r}")
+    if not isinstance(ufunc, np.ufunc):
+        raise TypeError("pullback: pb.ufunc_method takes a NumPy ufunc first (np.add, "
+                        "np.maximum, ...), got " + (name_of(ufunc) if callable(ufunc)
+                                                     else _a(ufunc)))
+    if method not in _UFUNC_METHODS:
+        raise TypeError(f"pullback: pb.ufunc_method({name_of(ufunc)}, method): method must be "
+                        f"one of 'reduce', 'accumulate', 'reduceat', 'at', got {method!r}")
+    where = f"@pb.ufunc_method({name_of(ufunc)}, {method!r})"
 
     def register(impl: F) -> F:
+        check_function(f"the function given to {where}", impl,
+                       _UFUNC_METHODS[method] + (ufunc.nin if method == "at" else 0),
+                       f"(the arguments of {name_of(ufunc)}.{method}) computing it with "
+                       "functions that have rules")
         ufunc_methods[(ufunc, method)] = impl
         return impl
 
