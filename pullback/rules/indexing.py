@@ -131,6 +131,11 @@ def index_add(g, index, shape):
     >>> index_add(np.ones(3), [0, 0, 2], (4,))
     array([2., 0., 1., 0.])
     """
+    if g is None or isinstance(g, (str, bytes)) or not (
+            isinstance(shape, (int, np.integer)) or isinstance(shape, (tuple, list)) and all(
+                isinstance(n, (int, np.integer)) for n in shape)):
+        raise TypeError(f"pullback: index_add(values, index, shape) takes numeric values and a "
+                        f"shape of integers; got values {type(g).__name__}, shape {shape!r}")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)  # (as NumPy's)
     items, front = normalize_index(index, len(shape))
     g = _items_layout(g, front)

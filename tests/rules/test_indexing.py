@@ -214,3 +214,11 @@ def test_a_0d_array_has_no_second_axis(call):
         call(np.array(0.5))
     with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
         pb.grad(lambda x: np.sum(call(x)))(np.array(0.5))
+
+
+@pytest.mark.parametrize("args", [(None, 0, (3,)), ("a", 0, (3,)), (np.ones(2), [0, 1], "ab"),
+                                  (np.ones(2), [0, 1], (3.0,))],
+                         ids=["None", "str", "str shape", "float shape"])
+def test_index_add_refuses_what_is_no_values_or_shape(args):
+    with pytest.raises(TypeError, match="index_add.values, index, shape. takes numeric"):
+        pb.index_add(*args)
