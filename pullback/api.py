@@ -11,9 +11,11 @@ import numpy as np
 from .backward import (
     VJP,
     Linearized,
-    fname_of,
+    described,
+    dtype_of,
     function_named,
     normalize_argnums,
+    require_outputs,
     scalar_seed,
     strip,
 )
@@ -40,7 +42,17 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     >>> value, g
     (np.float64(5.0), array([2., 4.]))
     """
-    fname = function_named(f, "pb.value_and_grad")
+    function_named(f, "pb.value_and_grad")
+    return named_value_and_grad(f, argnums, has_aux, losscheck, "value_and_grad")
+
+
+def named_value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+                         losscheck: bool, transform: str) -> Callable[..., tuple[Any, Any]]:
+    """``value_and_grad``, its messages naming ``transform`` (``"hessian"`` for the gradient
+    a Hessian is the Jacobian of)."""
+    fname = function_named(f, f"pb.{transform}")
+    _require_flag(has_aux, "has_aux", transform)
+    _require_flag(losscheck, "losscheck", transform)
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -51,11 +63,11 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(
                     f"pullback: {fname} was differentiated with has_aux=True, so it must "
-                    f"return a pair (loss, aux); it returned {type(out).__name__}"
+                    f"return a pair (loss, aux); it returned {described(out)}"
                 )
             out, aux = out
         try:
-            seed = scalar_seed(out, fname, losscheck)
+            seed = scalar_seed(out, fname, losscheck, transform)
         except LossError as error:  # where the first non-finite value was born
             raise loss_error(error, f, args, kwargs, nums) from None
         grads = lin.pull([out], [seed])
@@ -68,6 +80,13 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         return value, (grads[0] if single else tuple(grads))
 
     return value_and_grad_f
+
+
+def _require_flag(flag: Any, name: str, transform: str) -> None:
+    """``has_aux`` and ``losscheck`` are True or False: a truthy string would turn one on."""
+    if not isinstance(flag, (bool, np.bool_)):
+        raise TypeError(f"pullback: {transform}'s {name} must be True or False, got "
+                        f"{flag!r}")
 
 
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -83,7 +102,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     np.float64(12.0)
     """
     function_named(f, "pb.grad")
-    vg = value_and_grad(f, argnums, has_aux, losscheck)
+    vg = named_value_and_grad(f, argnums, has_aux, losscheck, "grad")
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
@@ -111,16 +130,25 @@ def vjp(f: Callable[..., Any], *primals: Any,
     >>> vjp_fn(np.ones(3))
     (array([0., 1., 2.]), array([1., 1., 1.]))
     """
+    fname = function_named(f, "pb.vjp")
+    _require_flag(has_aux, "has_aux", "vjp")
     lin = Linearized(f, primals, {}, range(len(primals)))
     if has_aux and not (isinstance(lin.out, (tuple, list)) and len(lin.out) == 2):
         raise TypeError(
-            f"pullback: {fname_of(f)} was given to vjp with has_aux=True, so it must return a "
-            f"pair (out, aux); it returned {type(lin.out).__name__}"
+            f"pullback: {fname} was given to vjp with has_aux=True, so it must return a "
+            f"pair (out, aux); it returned {described(lin.out)}"
         )
     out, aux = lin.out if has_aux else (lin.out, None)
     outs, treedef = tree_flatten(out)
+    # None, a str or only integers would pull back as zeros without a word (an integer
+    # output beside float ones has a zero cotangent, as JAX's; None beside arrays is an
+    # empty entry, as SciPy's lstsq gives for its singular values with gelsy)
+    arrays = [o for o in outs if o is not None] or outs
+    require_outputs(arrays, fname, integers=True, out_def=treedef)
+    if arrays and not any(dtype_of(o).kind in "fc" for o in arrays):
+        require_outputs(arrays, fname, out_def=treedef)
     value = tree_unflatten(treedef, [_own(o) for o in outs])
-    pullback = VJP(lin, outs, fname_of(f), treedef)
+    pullback = VJP(lin, outs, fname, treedef)
     if has_aux:
         return value, pullback, tree_map(_own, aux)
     return value, pullback

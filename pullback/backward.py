@@ -460,7 +460,7 @@ def _at_leaf(error, tree, flat, level, what):
     if len(flat) == 1:
         return error
     k = next(k for k, x in enumerate(flat) if not _boxable(x, level, what))
-    path = _path_of(tree, k)
+    path = path_of(tree, k)
     return TypeError(str(error).replace(what, f"{what}, at {path},", 1))
 
 
@@ -472,7 +472,7 @@ def _boxable(x, level, what):
     return True
 
 
-def _path_of(tree, k):
+def path_of(tree, k):
     """The index path (``["W"][1]``) of leaf ``k`` of ``tree``, in tree_flatten's order."""
     counter = [k]
 
@@ -505,6 +505,11 @@ def normalize_argnums(argnums, nargs, fname):
         nums = tuple(argnums)
     else:
         nums = (argnums,)
+    if not nums:  # as JAX's grad: a derivative with respect to nothing is a mistake
+        raise TypeError(
+            f"pullback: argnums={argnums!r} for {fname} selects no argument; pass an "
+            "integer position (argnums=0) or a non-empty tuple of them (argnums=(0, 1))"
+        )
     for i in nums:
         if (not isinstance(i, numbers.Integral) or isinstance(i, bool)
                 or not -nargs <= i < nargs):
@@ -535,11 +540,62 @@ def fname_of(f):
         type(f).__name__)
 
 
-def scalar_seed(y, fname, losscheck):
+def described(x):
+    """What a user's value is, in their words: "None", "a float64 scalar", "an array of
+    shape (3,)", "a tuple of 2 items", "a str" (never a box's class)."""
+    v = plain(x)
+    if v is None:
+        return "None"
+    if isinstance(v, (tuple, list)):
+        return f"a {type(v).__name__} of {len(v)} item" + ("" if len(v) == 1 else "s")
+    if isinstance(v, dict):
+        return f"a dict with keys {sorted(map(repr, v))}"
+    dtype = getattr(v, "dtype", None)
+    if isinstance(v, (np.ndarray, np.generic, Tracked)) or is_foreign(v) or is_lazy(v):
+        return (f"a {dtype} scalar" if shape_of(v) == () else
+                f"a {dtype} array of shape {shape_of(v)}")
+    name = type(v).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def dtype_of(x):
+    """The dtype of ``x`` under its boxes (a Python number's NumPy dtype)."""
+    v = plain(x)
+    dtype = getattr(v, "dtype", None)
+    return np.result_type(v) if dtype is None else dtype
+
+
+def require_outputs(outs, fname, integers=False, complex_fix=None, out_def=None):
+    """A derivative's outputs must be arrays of floating-point (or complex) numbers: None
+    (a missing return), a str, or an integer or boolean result would give zeros without a
+    word. With ``integers``, integer outputs are let through (a jvp's integer output has a
+    zero tangent, as JAX's). With ``complex_fix``, a complex output is refused too, the
+    message saying that fix. ``out_def``: the outputs' structure, when they are a pytree's
+    leaves."""
+    for o in outs:
+        v = plain(o)
+        if not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)
+                or is_foreign(v) or is_lazy(v)):
+            what = "None" if v is None else described(v)
+            raise TypeError(f"pullback: {fname} returned " + (
+                f"{what} inside its output" if out_def is not None else
+                "None (is a return statement missing?)" if v is None else what)
+                + "; its derivative needs array outputs (or a pytree of them)")
+        if not integers and dtype_of(o).kind in "biu":
+            raise TypeError(
+                f"pullback: {fname} has an output of dtype {dtype_of(o)}: a comparison, a "
+                "count or np.argmax has no derivative. Return floating-point outputs")
+        if complex_fix is not None and dtype_of(o).kind == "c":
+            raise TypeError(f"pullback: {fname} has complex outputs; {complex_fix}")
+
+
+def scalar_seed(y, fname, losscheck, transform="grad"):
     """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
-    ``ones_like`` it, and ``value_and_grad`` checks it when it is computed (lazy.py)."""
+    ``ones_like`` it, and ``value_and_grad`` checks it when it is computed (lazy.py).
+    ``transform`` is the derivative messages name ("grad"; a hessian's has other fixes).
+    """
     v = plain(y)
     if v.__class__ is np.float64:  # the common case: a real scalar already
         if not losscheck or math.isfinite(v):
@@ -548,26 +604,28 @@ def scalar_seed(y, fname, losscheck):
         return _lazy_seed(v, fname)
     elif not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)
               or is_foreign(v)):  # a CuPy loss
-        what = "None (is a return statement missing?)" if v is None else (
-            f"a {type(v).__name__}")
+        what = "None (is a return statement missing?)" if v is None else described(v)
         raise TypeError(
-            f"pullback: grad of {fname} needs a real scalar output, but {fname} returned "
-            f"{what}. Return the loss itself (not [loss] or (loss,)); for several "
-            "outputs use has_aux=True, pb.vjp or pb.jacobian."
+            f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
+            f"returned {what}. " + ("Return the loss itself (not [loss] or (loss,)); for "
+                                    "several outputs use has_aux=True, pb.vjp or pb.jacobian."
+                                    if transform.endswith("grad") else _VECTOR_FIX)
         )
     elif np.size(v) != 1:
         raise TypeError(
-            f"pullback: grad of {fname} needs a scalar output, got shape {np.shape(v)}. "
-            "Reduce it (np.sum, np.mean), or use pb.vjp or pb.jacobian for non-scalar outputs."
+            f"pullback: {transform} of {fname} needs a scalar output, got shape "
+            f"{np.shape(v)}. Reduce it (np.sum, np.mean), or " + (
+                "use pb.vjp or pb.jacobian for non-scalar outputs." if transform.endswith("grad")
+                else _VECTOR_FIX.lower())
         )
     elif np.iscomplexobj(v):
         raise TypeError(
-            f"pullback: grad of {fname} needs a real output, got {np.result_type(v)}; "
+            f"pullback: {transform} of {fname} needs a real output, got {np.result_type(v)}; "
             "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
         )
     elif np.result_type(v).kind in "biu":  # as JAX: its derivative would be zero silently
         raise TypeError(
-            f"pullback: grad of {fname} needs a floating-point output, got "
+            f"pullback: {transform} of {fname} needs a floating-point output, got "
             f"{np.result_type(v)}: a comparison, a count or np.argmax has no derivative. "
             "Return a float loss (0.0 for a constant one)."
         )
@@ -576,9 +634,13 @@ def scalar_seed(y, fname, losscheck):
                           else math.isfinite(np.ravel(v)[0])):
         raise LossError(
             f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
-            "finite, or pass losscheck=False to differentiate it anyway"
+            "finite" + (", or pass losscheck=False to differentiate it anyway"
+                        if transform.endswith("grad") else "")
         )
     return ones_like_value(v, np.shape(v), np.result_type(v))
+
+
+_VECTOR_FIX = "For a vector function use pb.jacobian(pb.jacobian(f))."
 
 
 def _lazy_seed(v, fname):

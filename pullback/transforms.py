@@ -17,31 +17,30 @@ from typing import Any
 
 import numpy as np
 
-from .api import grad
-from .backend import on_backend
+from .api import named_value_and_grad
+from .backend import is_foreign, on_backend
 from .backward import (
     VJP,
     as_result,
+    described,
+    dtype_of,
     function_named,
     linearize,
     normalize_argnums,
+    path_of,
+    require_outputs,
     strip,
 )
 from .core import Tracked, box_at, plain
+from .lazy import is_lazy
 from .methods import is_complex, is_inexact, shape_of
 from .registry import Elementwise
-from .tree import tree_flatten, tree_unflatten
+from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "jacobian", "jacfwd", "hessian", "hvp"]
 
 
 # ---------------------------------------------------------------------------- helpers
-
-def _dtype(x):
-    v = plain(x)
-    dtype = getattr(v, "dtype", None)
-    return np.result_type(v) if dtype is None else dtype
-
 
 def _basis(shapes, dtypes, start, stop, likes):
     """Rows ``start:stop`` of the identity over the concatenated, flattened ``shapes``,
@@ -63,6 +62,13 @@ def _basis(shapes, dtypes, start, stop, likes):
     return out
 
 
+def _require_chunk_size(chunk_size, transform, unit):
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
+            chunk_size, numbers.Integral) or chunk_size < 1):
+        raise ValueError(f"pullback: {transform}'s chunk_size must be a positive integer "
+                         f"({unit}) or None for all at once, got {chunk_size!r}")
+
+
 def _chunks(total, chunk_size):
     step = total if not chunk_size else max(1, int(chunk_size))
     return [(a, min(a + step, total)) for a in range(0, total, step)] or [(0, 0)]
@@ -79,45 +85,85 @@ def _assemble(out_def, lin, blocks, single):
     per_out = []
     for row in blocks:
         it = iter(row)
-        parts = [tree_unflatten(treedef, [next(it) for _ in flat])
+        parts = [tree_unflatten(treedef, [_in_dtype_of(next(it), x) for x in flat])
                  for treedef, flat, _ in lin.inputs]
         per_out.append(parts[0] if single else tuple(parts))
     return tree_unflatten(out_def, per_out)
 
 
+def _in_dtype_of(block, x):
+    """A Jacobian block in the dtype of its argument ``x`` (its complex counterpart for a
+    complex block of a real argument), as the gradient is: reverse and forward mode, and
+    the diagonal shortcut, agree (JAX's jacrev gives the argument's dtype too)."""
+    dtype, want = dtype_of(block), dtype_of(x)
+    if dtype.kind == "c" and want.kind != "c":
+        want = np.result_type(want, np.complex64)
+    return block if dtype == want else block.astype(want)
+
+
 def _require_real(values, fname, what, fix):
-    if any(_dtype(v).kind == "c" for v in values):
+    if any(dtype_of(v).kind == "c" for v in values):
         raise TypeError(f"pullback: {fname} has complex {what}; {fix}")
-
-
-def _require_outputs(outs, fname, integers=False, complex_fix=None):
-    """A Jacobian's outputs must be arrays of floating-point (or complex) numbers: None (a
-    missing return) or an integer or boolean result would give zeros without a word. (A
-    jvp's integer output has a zero tangent, as JAX's.) With ``complex_fix``, a complex
-    output is refused too, the message saying that fix."""
-    for o in outs:
-        if o is None or isinstance(o, (str, bytes)):
-            raise TypeError(f"pullback: {fname} returned " + (
-                "None (is a return statement missing?)" if o is None else
-                f"a {type(o).__name__}") + "; its derivative needs array outputs")
-        if not integers and _dtype(o).kind in "biu":
-            raise TypeError(
-                f"pullback: {fname} has an output of dtype {_dtype(o)}: a comparison, a count "
-                "or np.argmax has no derivative. Return floating-point outputs")
-        if complex_fix is not None and _dtype(o).kind == "c":
-            raise TypeError(f"pullback: {fname} has complex outputs; {complex_fix}")
 
 
 def _require_tuples(fname, transform, primals, tangents, example):
     """``primals`` and ``tangents`` must be sequences with one entry per argument: an
     array would be split into its rows by ``tuple()``."""
     for name, given in (("primals", primals), ("tangents", tangents)):
-        if isinstance(given, (np.ndarray, np.generic, Tracked, numbers.Number, dict)):
+        if isinstance(given, (np.ndarray, np.generic, Tracked, numbers.Number, dict, str,
+                              bytes)) or not isinstance(given, Iterable):
             raise TypeError(
                 f"pullback: {transform} of {fname} takes {name} as a tuple with one entry per "
-                f"argument of {fname}, got a {type(given).__name__}; write {example} for "
+                f"argument of {fname}, got {described(given)}; write {example} for "
                 "one argument"
             )
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
+    """The leaves of ``tangents``, one pytree per differentiated primal (``nums``), in the
+    order of their primals' leaves (a dict's by key), each checked against its primal
+    where it comes in: its structure, and per leaf None or a str, the shape, a complex
+    tangent of a real primal."""
+    if len(tangents) != len(nums):
+        per = ("primal" if argnums is None else
+               f"differentiated primal (argnums={argnums!r})")
+        raise TypeError(
+            f"pullback: {transform} of {fname} takes one tangent per {per}: "
+            f"{_plural(len(nums), 'primal')}, got {_plural(len(tangents), 'tangent')}"
+        )
+    leaves = []
+    for j, (i, t) in enumerate(zip(nums, tangents)):
+        p = primals[i]
+        flat_p, pdef = tree_flatten(p)
+        try:
+            flat_t = leaves_by(pdef, t)
+        except StructureMismatch as m:
+            raise TypeError(
+                f"pullback: tangent {j} for {transform} of {fname} must have primal {i}'s "
+                f"structure: at primal {i}{m.path} it has {m.want}, the tangent {m.got}"
+            ) from None
+        for k, (x, v) in enumerate(zip(flat_p, flat_t)):
+            at = "" if pdef is None else path_of(p, k)
+            tangent, primal = f"tangent {j}{at} for {transform} of {fname}", f"primal {i}{at}"
+            if not (isinstance(plain(v), (np.ndarray, np.generic, numbers.Number, Tracked))
+                    or is_foreign(plain(v)) or is_lazy(plain(v))):
+                raise TypeError(f"pullback: {tangent} is {described(v)}; pass an array of "
+                                f"{primal}'s shape {shape_of(x)}")
+            if shape_of(v) != shape_of(x):
+                raise ValueError(f"pullback: {tangent} has shape {shape_of(v)}, but {primal} "
+                                 f"has shape {shape_of(x)}")
+            if is_complex(v) and not is_complex(x):
+                raise TypeError(
+                    f"pullback: {tangent} is complex but {primal} is real: the imaginary "
+                    "part would be dropped. Pass a real tangent (np.real(v)), or a complex "
+                    "primal (x * (1 + 0j))."
+                )
+        leaves.extend(flat_t)
+    return leaves
 
 
 # ---------------------------------------------------------------------------- forward mode
@@ -152,22 +198,9 @@ def jvp(f: Callable[..., Any], primals: Iterable[Any],
     fname = function_named(f, "pb.jvp")
     _require_tuples(fname, "jvp", primals, tangents, "pb.jvp(f, (x,), (v,))")
     primals, tangents = tuple(primals), tuple(tangents)
-    flat_p, pdef = tree_flatten(primals)
-    flat_t, tdef = tree_flatten(tangents)
-    if tdef != pdef or any(shape_of(p) != shape_of(t) for p, t in zip(flat_p, flat_t)):
-        raise ValueError(
-            f"pullback: the tangents for {fname} must match the primals in structure and "
-            f"shape: primals {[shape_of(p) for p in flat_p]}, tangents "
-            f"{[shape_of(t) for t in flat_t]}"
-        )
-    if any(is_complex(t) and not is_complex(p) for p, t in zip(flat_p, flat_t)):
-        raise TypeError(
-            f"pullback: a tangent for {fname} is complex but its primal is real: the "
-            "imaginary part would be dropped. Pass a real tangent, or a complex primal "
-            "(x * (1 + 0j))."
-        )
+    flat_t = _tangent_leaves(fname, "jvp", primals, tangents, range(len(primals)))
     lin, outs, out_def = linearize(f, primals, {}, range(len(primals)))
-    _require_outputs(outs, fname, integers=True)
+    require_outputs(outs, fname, integers=True, out_def=out_def)
     pull = VJP(lin, outs, fname)
     value = tree_unflatten(out_def, [strip(o) for o in outs])
     upull, live = _tangent_pullback(pull, outs, fname)
@@ -195,16 +228,14 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     (2, 3)
     """
     fname = function_named(f, "pb.jacobian")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
-            chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"pullback: jacobian's chunk_size must be a positive integer (rows "
-                         f"per backward pass) or None for all at once, got {chunk_size!r}")
+    _require_chunk_size(chunk_size, "jacobian", "rows per backward pass")
 
     @functools.wraps(f)
     def jacobian_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
-        _require_outputs(outs, fname, complex_fix="take np.real/np.imag of them, or use pb.vjp")
+        require_outputs(outs, fname, complex_fix="take np.real/np.imag of them, or use pb.vjp",
+                        out_def=out_def)
         pull = VJP(lin, outs, fname)
         if single and out_def is None and not chunk_size and len(lin.inputs[0][2]) == 1 \
                 and lin.inputs[0][0] is None and shape_of(outs[0]) != shape_of(args[nums[0]]):
@@ -212,15 +243,15 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             # no blocks to split and reassemble
             shape = shape_of(outs[0])
             n = math.prod(shape)
-            seed = np.zeros((n, n), _dtype(outs[0]))
+            seed = np.zeros((n, n), dtype_of(outs[0]))
             seed.flat[::n + 1] = 1
             (rows,) = pull.batched(on_backend(seed.reshape((n,) + shape), outs[0]), (n,))
-            return rows.reshape(shape + shape_of(rows)[1:])
+            return _in_dtype_of(rows.reshape(shape + shape_of(rows)[1:]), args[nums[0]])
         diagonal = _diagonal(lin, outs)
         if diagonal is not None:
             return _assemble(out_def, lin, _diagonal_blocks(pull, outs, diagonal), single)
         shapes = [shape_of(o) for o in outs]
-        dtypes = [_dtype(o) for o in outs]
+        dtypes = [dtype_of(o) for o in outs]
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
@@ -251,12 +282,13 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
            [0., 1.]])
     """
     fname = function_named(f, "pb.jacfwd")
+    _require_chunk_size(chunk_size, "jacfwd", "columns per forward pass")
 
     @functools.wraps(f)
     def jacfwd_f(*args: Any, **kwargs: Any) -> Any:
         single, nums = normalize_argnums(argnums, len(args), fname)
         lin, outs, out_def = linearize(f, args, kwargs, nums)
-        _require_outputs(outs, fname)
+        require_outputs(outs, fname, out_def=out_def)
         leaves = [x for _, flat, _ in lin.inputs for x in flat]
         _require_real(leaves, fname, "arguments", "use pb.jacobian or pb.vjp")
         pull = VJP(lin, outs, fname)
@@ -267,7 +299,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
             return _assemble(out_def, lin, _diagonal_blocks(pull, outs, diagonal), single)
         upull, live = _tangent_pullback(pull, outs, fname)
         shapes = [shape_of(x) for x in leaves]
-        dtypes = [_dtype(x) for x in leaves]
+        dtypes = [dtype_of(x) for x in leaves]
         sizes = [math.prod(s) for s in shapes]
         parts = []
         for a, b in _chunks(sum(sizes), chunk_size):
@@ -355,7 +387,20 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     array([[6., 2.],
            [2., 0.]])
     """
-    return jacobian(grad(f, argnums), argnums, chunk_size)
+    function_named(f, "pb.hessian")
+    _require_chunk_size(chunk_size, "hessian", "rows per backward pass")
+    return jacobian(_gradient(f, argnums, "hessian"), argnums, chunk_size)
+
+
+def _gradient(f, argnums, transform):
+    """``pb.grad(f, argnums)``, its messages naming ``transform``."""
+    value_and_grad_f = named_value_and_grad(f, argnums, False, True, transform)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        return value_and_grad_f(*args, **kwargs)[1]
+
+    return grad_f
 
 
 def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
@@ -375,10 +420,12 @@ def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
     if argnums is None:
         argnums = tuple(range(len(primals)))
     single, nums = normalize_argnums(argnums, len(primals), fname)
-    gf = grad(f, nums)
+    # hvp is the pullback of the gradient: a tangent is checked against its primal here,
+    # where its mistakes are the tangent's, not a cotangent's of the gradient
+    tangents = tuple(tangents)
+    _tangent_leaves(fname, "hvp", primals, tangents, nums,
+                    None if argnums == tuple(range(len(primals))) else argnums)
+    gf = _gradient(f, nums, "hvp")
     lin, outs, out_def = linearize(gf, primals, {}, nums)
-    tangents = tuple(tangents)  # (the gradient's structure: one tree, or a tuple of them)
     cts = VJP(lin, outs, fname, out_def)(tangents[0] if single else tangents)
     return cts[0] if single else cts
-
-

@@ -260,7 +260,7 @@ def test_param_of_none_or_text_is_refused():
 
 
 def test_a_loss_that_is_not_a_scalar_value_says_what_was_returned():
-    with pytest.raises(TypeError, match=r"returned a list. Return the loss itself"):
+    with pytest.raises(TypeError, match=r"returned a list of 1 item. Return the loss itself"):
         pb.grad(lambda x: [np.sum(x)])(np.ones(2))
     with pytest.raises(TypeError, match=r"returned None \(is a return statement missing"):
         pb.grad(lambda x: None)(np.ones(2))
@@ -469,7 +469,7 @@ def test_nondifferentiable_refuses_what_it_cannot_intercept_or_a_rule_of_the_lib
     def twice(x):
         return 2 * x
 
-    with pytest.raises(TypeError, match="neither a NumPy function nor a pullback.primitive"):
+    with pytest.raises(TypeError, match="neither a NumPy function nor a (pb|pullback).primitive"):
         pb.nondifferentiable(twice)
     with pytest.raises(TypeError, match="np.sinh has a derivative rule"):
         pb.nondifferentiable(np.sinh)
@@ -566,3 +566,121 @@ def test_more_misuses_of_vjp_and_check_grads_name_the_problem():
             (lambda: pb.jacobian(lambda x: "s")(x), TypeError, "returned a str")):
         with pytest.raises(error, match=message):
             call()
+
+
+X3 = np.array([1.0, 2.0, 3.0])
+
+
+def _square_sum(x):
+    return np.sum(x ** 2)
+
+
+def _dot(x, y):
+    return np.sum(x * y)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: pb.grad(np.sum, argnums=())(X3), TypeError, r"argnums=\(\) for sum selects no arg"),
+    (lambda: pb.value_and_grad(np.sum, argnums=())(X3), TypeError, "selects no argument"),
+    (lambda: pb.jacobian(np.sin, argnums=[])(X3), TypeError, r"argnums=\[\] .* selects no"),
+    (lambda: pb.hvp(_dot, (X3, X3), (), argnums=()), TypeError, "selects no argument"),
+    (lambda: pb.grad(np.sum, has_aux="yes"), TypeError,
+     "grad's has_aux must be True or False, got 'yes'"),
+    (lambda: pb.grad(np.sum, losscheck="no"), TypeError,
+     "grad's losscheck must be True or False, got 'no'"),
+    (lambda: pb.value_and_grad(np.sum, losscheck=None), TypeError,
+     "value_and_grad's losscheck must be True or False, got None"),
+    (lambda: pb.vjp(np.sin, X3, has_aux=1), TypeError, "vjp's has_aux must be True or False"),
+    (lambda: pb.grad(np.sum, has_aux=True)(X3), TypeError,
+     r"pair \(loss, aux\); it returned a float64 scalar$"),
+    (lambda: pb.vjp(np.sin, X3, has_aux=True), TypeError,
+     r"pair \(out, aux\); it returned a float64 array of shape \(3,\)$"),
+    (lambda: pb.vjp(None, X3), TypeError, r"pb\.vjp takes the function to differentiate first"),
+    (lambda: pb.vjp(lambda x: None, X3), TypeError, r"returned None \(is a return statement"),
+    (lambda: pb.vjp(lambda x: "abc", X3), TypeError, "<lambda> returned a str; its derivative"),
+    (lambda: pb.vjp(lambda x: (x, "a"), X3), TypeError, "returned a str inside its output"),
+    (lambda: pb.vjp(lambda x: (None, None), X3), TypeError, "returned None inside its output"),
+    (lambda: pb.vjp(lambda x: 3, X3), TypeError, "output of dtype int64: .* no derivative"),
+    (lambda: pb.vjp(lambda x: x > 1, X3), TypeError, "output of dtype bool"),
+], ids=["grad-argnums-empty", "value_and_grad-argnums-empty", "jacobian-argnums-empty",
+        "hvp-argnums-empty", "has_aux-str", "losscheck-str", "losscheck-none", "vjp-has_aux-int",
+        "grad-aux-not-pair", "vjp-aux-not-pair", "vjp-no-function", "vjp-returns-none",
+        "vjp-returns-str", "vjp-returns-str-inside", "vjp-returns-only-none", "vjp-returns-int",
+        "vjp-returns-bool"])
+def test_grad_and_vjp_misuse_is_refused_where_it_comes_in(call, error, match):
+    # each of these used to return (), a zero cotangent, or a check turned on by a string
+    with pytest.raises(error, match="^pullback: .*" + match):
+        call()
+
+
+def test_vjp_of_a_float_output_beside_an_integer_one_pulls_back_the_float_one():
+    out, vjp_fn = pb.vjp(lambda x: (x * 2.0, np.argmax(x)), X3)
+    assert out[1] == 2
+    np.testing.assert_array_equal(vjp_fn((np.ones(3), 0))[0], [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: pb.jvp(np.sin, (X3,), (None,)), TypeError,
+     r"tangent 0 for jvp of sin is None; pass an array of primal 0's shape \(3,\)"),
+    (lambda: pb.jvp(np.sin, (X3,), ("a",)), TypeError, "tangent 0 for jvp of sin is a str"),
+    (lambda: pb.jvp(np.sin, (X3,), ([1.0, 2.0, 3.0],)), TypeError, "is a list of 3 items"),
+    (lambda: pb.jvp(np.sin, None, None), TypeError,
+     "jvp of sin takes primals as a tuple.*got None"),
+    (lambda: pb.jvp(np.sin, (X3,), ()), TypeError,
+     "jvp of sin takes one tangent per primal: 1 primal, got 0 tangents"),
+    (lambda: pb.jvp(lambda d: np.sum(d["a"]), ({"a": X3},), ({"b": X3},)), TypeError,
+     r"tangent 0 .* must have primal 0's structure: .* keys \['a'\], the tangent keys \['b'\]"),
+    (lambda: pb.jvp(lambda d: np.sum(d["a"]), ({"a": X3},), ({"a": X3, "b": X3},)), TypeError,
+     r"keys \['a'\], the tangent keys \['a', 'b'\]"),
+    (lambda: pb.jvp(lambda d: np.sum(d["a"]), ({"a": X3},), ({"a": X3[:2]},)), ValueError,
+     r"tangent 0\['a'\] for jvp .* has shape \(2,\), but primal 0\['a'\] has shape \(3,\)"),
+    (lambda: pb.hvp(_square_sum, (X3,), (np.ones(2),)), ValueError,
+     r"tangent 0 for hvp of _square_sum has shape \(2,\), but primal 0 has shape \(3,\)"),
+    (lambda: pb.hvp(_square_sum, (X3,), ()), TypeError,
+     "hvp of _square_sum takes one tangent per primal: 1 primal, got 0 tangents"),
+    (lambda: pb.hvp(_square_sum, (X3,), (None,)), TypeError,
+     r"tangent 0 for hvp of _square_sum is None; pass an array of primal 0's shape \(3,\)"),
+    (lambda: pb.hvp(_square_sum, (X3,), ("a",)), TypeError, "tangent 0 for hvp .* is a str"),
+    (lambda: pb.hvp(_square_sum, (X3,), (X3 * 1j,)), TypeError,
+     "tangent 0 for hvp of _square_sum is complex but primal 0 is real"),
+    (lambda: pb.hvp(_dot, (X3, X3), (X3,)), TypeError, "2 primals, got 1 tangent$"),
+    (lambda: pb.hvp(_dot, (X3, X3), (X3, X3), argnums=0), TypeError,
+     r"per differentiated primal \(argnums=0\): 1 primal, got 2 tangents"),
+    (lambda: pb.hvp(_dot, (X3, X3), (X3, X3, X3), argnums=0), TypeError, "got 3 tangents"),
+    (lambda: pb.hvp(_dot, (X3, X3), (X3[:2],), argnums=1), ValueError,
+     r"tangent 0 for hvp of _dot has shape \(2,\), but primal 1 has shape \(3,\)"),
+    (lambda: pb.hvp(_square_sum, None, None), TypeError, "takes primals as a tuple.*got None"),
+], ids=["jvp-none", "jvp-str", "jvp-list", "jvp-primals-none", "jvp-no-tangent",
+        "jvp-other-key", "jvp-extra-key", "jvp-shape-at-key", "hvp-shape", "hvp-no-tangent",
+        "hvp-none", "hvp-str", "hvp-complex", "hvp-too-few", "hvp-extra", "hvp-extras",
+        "hvp-argnums-shape", "hvp-primals-none"])
+def test_a_tangent_mistake_names_the_tangent_and_its_primal(call, error, match):
+    # hvp is the pullback of the gradient: these used to be worded as a cotangent's or the
+    # output's, or (extra tangents) ignored
+    with pytest.raises(error, match="^pullback: .*" + match):
+        call()
+
+
+@pytest.mark.parametrize("call, error, match", [
+    *[(lambda size=size: pb.jacfwd(np.sin, chunk_size=size), ValueError,
+       f"jacfwd's chunk_size must be a positive integer .* got {size!r}")
+      for size in (0, -1, 1.5, "2", True)],
+    (lambda: pb.hessian(None), TypeError, r"pb\.hessian takes the function to differentiate"),
+    (lambda: pb.hessian(np.sin, chunk_size=0), ValueError, "hessian's chunk_size must be"),
+    (lambda: pb.hessian(lambda x: None)(X3), TypeError,
+     r"hessian of .*<lambda> needs a real scalar output, but .*<lambda> returned None .*"
+     r"pb\.jacobian\(pb\.jacobian\(f\)\)"),
+    (lambda: pb.hessian(np.sin)(X3), TypeError,
+     r"hessian of sin needs a scalar output, got shape \(3,\).*pb\.jacobian\(pb\.jacobian"),
+    (lambda: pb.hessian(lambda x: np.sum(x) * np.nan)(X3), pb.LossError,
+     "the loss of .*<lambda> is nan; find where it stops being finite(\n|$)"),
+], ids=["jacfwd-chunk-0", "jacfwd-chunk-negative", "jacfwd-chunk-float", "jacfwd-chunk-str",
+        "jacfwd-chunk-bool", "hessian-no-function", "hessian-chunk", "hessian-returns-none",
+        "hessian-vector", "hessian-nan"])
+def test_jacfwd_and_hessian_refusals_name_themselves(call, error, match):
+    with pytest.raises(error, match="^pullback: " + match):
+        call()
+    for message in ("grad of", "pb.grad", "jacobian's", "has_aux", "losscheck"):
+        with pytest.raises(error) as caught:
+            call()
+        assert message not in str(caught.value).splitlines()[0]

@@ -121,7 +121,7 @@ def test_jvp_takes_pytrees_and_scalars():
     close(t["s"], 2 * 1.0 * 0.5 + 5.0 * 2.0)
     close(t["w"], [3.0, 0.0])
     assert pb.jvp(lambda x: x * x, (3.0,), (1.0,)) == (9.0, 6.0)
-    with pytest.raises(ValueError, match="tangents"):
+    with pytest.raises(ValueError, match=r"tangent 0 for jvp .* shape \(3,\), but primal 0"):
         pb.jvp(lambda x: x, (np.ones(2),), (np.ones(3),))
 
 
@@ -359,7 +359,7 @@ def test_a_complex_cotangent_or_tangent_for_a_real_value_is_refused():
     _, pull = pb.vjp(np.sin, np.ones(2))
     with pytest.raises(TypeError, match="cotangent 0 for sin is complex but the output is real"):
         pull(np.ones(2) * 1j)
-    with pytest.raises(TypeError, match="tangent for sin is complex but its primal is real"):
+    with pytest.raises(TypeError, match="tangent 0 for jvp of sin is complex but primal 0 is real"):
         pb.jvp(np.sin, (np.ones(2),), (np.ones(2) * 1j,))
     z = np.ones(2) + 0j  # a complex primal takes them
     close(pb.vjp(lambda z: z * 2.0, z)[1](np.ones(2) * 1j)[0], 2j * np.ones(2))
@@ -702,3 +702,36 @@ def test_hvp_refuses_an_array_for_its_tuples():
     (Hv,) = pb.hvp(lambda x: np.sum(x ** 3), [x], [np.ones(3)])  # any sequence is fine
     np.testing.assert_allclose(Hv, fd_jacobian(pb.grad(lambda x: np.sum(x ** 3)), x) @ np.ones(3),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("f", [
+    lambda y: (y * 2.0).astype(np.float32),         # elementwise: the diagonal shortcut
+    lambda y: np.cumsum(y).astype(np.float32),      # not elementwise, the output's shape
+    lambda y: np.cumsum(y)[:2].astype(np.float32),  # one array out of another shape
+    lambda y: np.sin(y.astype(np.float32)),
+], ids=["elementwise", "cumsum", "fewer-outputs", "float32-inside"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_jacobian_and_jacfwd_give_the_arguments_dtype_as_grad_does(f, dtype):
+    # jacobian gave float64 and jacfwd float32 for a float64 argument and a float32 output
+    y = np.array([0.5, -1.0, 2.0], dtype)
+    J, Jf = pb.jacobian(f)(y), pb.jacfwd(f)(y)
+    assert J.dtype == Jf.dtype == pb.grad(lambda y: np.sum(f(y)))(y).dtype == dtype
+    expected = fd_jacobian(lambda y: f(y).astype(float), y, eps=1e-3)
+    close(J, expected, rtol=1e-3, atol=1e-3)
+    close(Jf, J, rtol=1e-6, atol=1e-6)
+
+
+def test_jvp_and_hvp_match_a_tangent_to_its_primal_by_key_and_position():
+    d = {"a": np.array([0.3, -0.7]), "b": np.array([1.1, 0.4])}
+    t = {"b": np.array([0.5, 2.0]), "a": np.array([-1.0, 0.25])}  # the keys in another order
+    f = lambda d: np.sum(np.sin(d["a"]) * d["b"] ** 2)  # noqa: E731
+    eps = 1e-6
+    step = lambda s: {k: d[k] + s * t[k] for k in d}  # noqa: E731
+    _, df = pb.jvp(f, (d,), (t,))
+    close(df, (f(step(eps)) - f(step(-eps))) / (2 * eps))
+    x, y, v = np.array([0.5, 1.5]), np.array([2.0, -1.0]), np.array([1.0, -3.0])
+    g = lambda x, y: np.sum(np.exp(x) * y ** 3)  # noqa: E731
+    grad_y = pb.grad(g, argnums=1)  # the tangent of argnums=1 goes with primal 1
+    expected = (grad_y(x, y + eps * v) - grad_y(x, y - eps * v)) / (2 * eps)
+    close(pb.hvp(g, (x, y), (v,), argnums=1), expected)
+    close(pb.hvp(g, (x, y), [v], argnums=(1,))[0], expected)
