@@ -607,7 +607,7 @@ def lstsq_impl(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_fini
     eps = np.finfo(np.result_type(plain(a), plain(b), np.float32)).eps
     x, residues, rank, s = np.linalg.lstsq(a, b, rcond=eps if cond is None else cond)
     if lapack_driver == "gelsy":  # which gives no residues and no singular values
-        residues, s = np.zeros((0,), plain(x).dtype), None
+        residues, s = zeros_on(x, (0,), plain(x).dtype), None  # (where x lives)
     elif _vector(b) and shape_of(residues) == (1,):
         residues = residues[0]  # SciPy's float for a vector b (np.linalg's (1,) array)
     return x, residues, int(rank), s
