@@ -11,22 +11,13 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 X = np.array([0.3, -0.8, 1.7])
 
 
-def _differences(f, x, h=1e-6):
-    """Central differences of ``f`` (a scalar loss) on plain arrays."""
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e.flat[i] = h
-        out.flat[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return out
-
-
 def _matches_differences(f, x=X):
-    np.testing.assert_allclose(pb.grad(f)(x), _differences(f, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(pb.grad(f)(x), central_differences(f, x), rtol=1e-6, atol=1e-8)
 
 
 # ---------------------------------------------------------------------------- np.isscalar

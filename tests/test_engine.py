@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from tests.conftest import pullback_cycles
+from tests.conftest import central_differences, pullback_cycles
 
 
 def test_a_chain_a_million_operations_deep_differentiates():
@@ -293,15 +293,6 @@ def test_a_product_row_pulls_back_only_to_its_tracked_arguments_and_falls_back_e
         np.testing.assert_allclose(jac[(...,) + i], column, rtol=1e-7, atol=1e-10)
 
 
-def _numeric(f, x, eps=1e-6):
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
-
-
 @pytest.mark.parametrize("reduction, row", [
     (lambda x: np.sum(x, axis=1), True),
     (lambda x: np.mean(x), True),
@@ -330,16 +321,16 @@ def test_a_reduction_row_takes_the_calls_it_fits_and_the_general_rule_the_rest(r
     g = pb.grad(f)(x)
     assert (kinds == ["Reduction"]) is row, kinds
     # at the tie a central difference is one-sided: accurate to O(eps)
-    np.testing.assert_allclose(g, _numeric(f, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(g, central_differences(f, x), rtol=1e-5, atol=1e-5)
     # batched cotangents (a Jacobian's rows in one pass) and a nested derivative
     jac = pb.jacobian(lambda x: np.sin(3 * reduction(x)))(x)
     for i in np.ndindex(np.shape(jac)[:-2]):
-        column = _numeric(lambda x, i=i: np.sin(3 * reduction(x))[i], x)
+        column = central_differences(lambda x, i=i: np.sin(3 * reduction(x))[i], x)
         np.testing.assert_allclose(jac[i], column, rtol=1e-5, atol=1e-5)
     smooth = x + np.arange(12.0).reshape(3, 4) / 100  # no tie: a kink has no Hessian
     hess = pb.hessian(f)(smooth)
     for i in np.ndindex(x.shape):
-        column = _numeric(lambda x, i=i: pb.grad(f)(x)[i], smooth, 1e-5)
+        column = central_differences(lambda x, i=i: pb.grad(f)(x)[i], smooth, 1e-5)
         np.testing.assert_allclose(hess[i], column, rtol=1e-4, atol=1e-4)
 
 

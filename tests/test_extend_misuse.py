@@ -8,6 +8,7 @@ import pytest
 
 import pullback as pb
 from pullback import registry
+from tests.conftest import central_differences
 
 
 @pytest.fixture(autouse=True)
@@ -20,16 +21,6 @@ def registry_as_it_was():
                              registry.ufunc_methods), tables):
         table.clear()
         table.update(saved)
-
-
-def central_differences(f, x, eps=1e-6):
-    """The gradient of the scalar ``f`` at ``x`` by central differences (float64)."""
-    g = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[k] = eps
-        g[k] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 @pb.primitive

@@ -9,6 +9,7 @@ import pytest
 
 import pullback as pb
 from pullback.jit import MAX_TRACES
+from tests.conftest import central_differences
 from tests.rules.test_registry import CASES
 
 # one case per spec row: the table through pb.jit, value and pullback
@@ -889,16 +890,6 @@ def test_numbers_read_outside_the_arguments_are_compared_at_each_call():
     assert results == [2.0, 4.0, 6.0] and net.calls == 3
 
 
-def _central(f, x, h=1e-6):
-    """Central differences of ``f`` (a scalar function of a plain array) at ``x``."""
-    out = np.zeros_like(x)
-    for i in range(x.size):
-        step = np.zeros_like(x)
-        step.flat[i] = h
-        out.flat[i] = (f(x + step) - f(x - step)) / (2 * h)
-    return out
-
-
 @pytest.mark.parametrize("f", [
     lambda x, p: np.sum(x ** p), lambda x, p: np.sum(np.abs(x) ** p),
     lambda x, p: np.sum(np.float_power(x, p))], ids=["power", "abs_power", "float_power"])
@@ -908,7 +899,7 @@ def test_the_power_rule_at_a_traced_zero_exponent_is_the_eager_one(f, p):
     g = pb.grad(f)  # p: a constant of grad, a traced value of jit
     z = np.zeros(2)
     want = g(z, p)
-    np.testing.assert_allclose(want, _central(lambda x: f(x, p), z), atol=1e-8)
+    np.testing.assert_allclose(want, central_differences(lambda x: f(x, p), z), atol=1e-8)
     jitted = pb.jit(g)
     for x in (z, np.array([0.5, 0.0]), z):  # the trace, then replays
         np.testing.assert_array_equal(jitted(x, p), g(x, p))
@@ -933,7 +924,7 @@ def test_a_shape_set_by_values_is_a_guard_of_the_gradient(name):
     step = pb.jit(pb.value_and_grad(f))
     for x in calls:
         want = pb.value_and_grad(f)(x)
-        np.testing.assert_allclose(want[1], _central(f, x), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(want[1], central_differences(f, x), rtol=1e-6, atol=1e-8)
         got = step(x)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
@@ -977,7 +968,7 @@ def test_an_ordered_dict_is_a_pytree_of_jit():
         assert type(got) is OrderedDict and list(got) == ["b", "a"]
         for k in want:
             np.testing.assert_array_equal(got[k], want[k])
-        np.testing.assert_allclose(got["a"], _central(
+        np.testing.assert_allclose(got["a"], central_differences(
             lambda a: f(OrderedDict([("b", np.float64(3.0)), ("a", a)])), a), rtol=1e-6)
     assert step.traces == 1
     swapped = pb.jit(lambda d: OrderedDict([("y", d["a"] * 2), ("x", d["a"])]))
