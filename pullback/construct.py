@@ -218,10 +218,11 @@ def isscalar(element):
 
 isscalar._pb_original = _np_isscalar  # type: ignore[attr-defined]
 # the NumPy modules that imported isscalar by name (np.linspace's _nx.isscalar is
-# numpy._core.numeric's)
+# numpy._core.numeric's; NumPy 1.26's modules have the names without underscores)
 _ISSCALAR_USERS = ("numpy._core.numeric", "numpy.lib._function_base_impl",
                    "numpy.lib._polynomial_impl", "numpy.matrixlib.defmatrix",
-                   "numpy.testing._private.utils")
+                   "numpy.testing._private.utils", "numpy.core.numeric",
+                   "numpy.lib.function_base", "numpy.lib.polynomial")
 
 array = _numpy_first(_np_array, _array)
 asarray = _numpy_first(_np_asarray, functools.partial(_asarray, _np_asarray))

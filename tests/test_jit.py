@@ -926,8 +926,8 @@ def test_a_shape_set_by_values_is_a_guard_of_the_gradient(name):
         want = pb.value_and_grad(f)(x)
         np.testing.assert_allclose(want[1], central_differences(f, x), rtol=1e-6, atol=1e-8)
         got = step(x)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
+        _same(got[0], want[0])  # (the same bits on NumPy 2; NumPy 1.26 may sum in
+        _same(got[1], want[1])  # another order: within an ulp)
     assert 2 <= step.traces <= 3  # a new length traces again, a length seen before replays
     assert ".shape != " in step.source(calls[0])
 
