@@ -20,7 +20,7 @@ from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
-from .methods import escapes, is_complex, shape_of
+from .methods import escapes, is_complex, owner, shape_of
 from .refusals import library_rule, no_derivative, pullback_name
 from .registry import (
     MINUS_ONE,
@@ -36,7 +36,7 @@ from .registry import (
     dropped_batch_axes,
     name_of,
 )
-from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
+from .tree import StructureMismatch, kind_of, leaves_by, plural, tree_flatten, tree_unflatten
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
@@ -547,15 +547,22 @@ def described(x):
     if v is None:
         return "None"
     if isinstance(v, (tuple, list)):
-        return f"a {type(v).__name__} of {len(v)} item" + ("" if len(v) == 1 else "s")
+        return f"a {type(v).__name__} of {plural(len(v))}"
     if isinstance(v, dict):
         return f"a dict with keys {sorted(map(repr, v))}"
     dtype = getattr(v, "dtype", None)
     if isinstance(v, (np.ndarray, np.generic, Tracked)) or is_foreign(v) or is_lazy(v):
         return (f"a {dtype} scalar" if shape_of(v) == () else
                 f"a {dtype} array of shape {shape_of(v)}")
-    name = type(v).__name__
-    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+    return kind_of(v)
+
+
+def is_value(x):
+    """Whether ``x`` (under its boxes) is a value a derivative can take or give: an array,
+    a NumPy or Python number, another library's array, a lazy one (not None, a str, ...)."""
+    v = plain(x)
+    return (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit's)
+            or is_foreign(v) or is_lazy(v))
 
 
 def dtype_of(x):
@@ -573,19 +580,19 @@ def require_outputs(outs, fname, integers=False, complex_fix=None, out_def=None)
     message saying that fix. ``out_def``: the outputs' structure, when they are a pytree's
     leaves."""
     for o in outs:
-        v = plain(o)
-        if not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)
-                or is_foreign(v) or is_lazy(v)):
+        if not is_value(o):
+            v = plain(o)
             what = "None" if v is None else described(v)
             raise TypeError(f"pullback: {fname} returned " + (
                 f"{what} inside its output" if out_def is not None else
                 "None (is a return statement missing?)" if v is None else what)
                 + "; its derivative needs array outputs (or a pytree of them)")
-        if not integers and dtype_of(o).kind in "biu":
+        dtype = dtype_of(o)
+        if not integers and dtype.kind in "biu":
             raise TypeError(
-                f"pullback: {fname} has an output of dtype {dtype_of(o)}: a comparison, a "
+                f"pullback: {fname} has an output of dtype {dtype}: a comparison, a "
                 "count or np.argmax has no derivative. Return floating-point outputs")
-        if complex_fix is not None and dtype_of(o).kind == "c":
+        if complex_fix is not None and dtype.kind == "c":
             raise TypeError(f"pullback: {fname} has complex outputs; {complex_fix}")
 
 
@@ -602,8 +609,7 @@ def scalar_seed(y, fname, losscheck, transform="grad"):
             return np.array(1.0)
     elif is_lazy(v):
         return _lazy_seed(v, fname)
-    elif not (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit)
-              or is_foreign(v)):  # a CuPy loss
+    elif not is_value(v):  # (a CuPy loss is one; a lazy one was seeded above)
         what = "None (is a return statement missing?)" if v is None else described(v)
         raise TypeError(
             f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
@@ -735,7 +741,7 @@ class Linearized:
         # each result an array of its own, which a write into another result or into a
         # cotangent given does not change (x + y: one array for both; x.ravel(): a view of
         # the cotangent)
-        given = {id(_owner(s)) for s in seeds}
+        given = {id(owner(s)) for s in seeds}
         result = []
         for (treedef, flat, _), cts in zip(self.inputs, self.pull_leaves(outs, seeds,
                                                                          batch_shape)):
@@ -744,16 +750,11 @@ class Linearized:
                       for x, ct in zip(flat, cts)]
             for k, leaf in enumerate(leaves):
                 if leaf.__class__ is np.ndarray:
-                    if id(_owner(leaf)) in given:
+                    if id(owner(leaf)) in given:
                         leaves[k] = leaf = leaf.copy()
-                    given.add(id(_owner(leaf)))
+                    given.add(id(owner(leaf)))
             result.append(tree_unflatten(treedef, leaves))
         return result
-
-
-def _owner(a):
-    """The array whose memory ``a`` is (itself, or a view's base)."""
-    return a if getattr(a, "base", None) is None else a.base
 
 
 def linearize(f, args, kwargs, argnums):

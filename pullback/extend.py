@@ -47,6 +47,7 @@ from .registry import (
     composite,
     elementwise,
     getitem,
+    kind_of,
     linear,
     name_of,
     nondifferentiable,
@@ -76,14 +77,6 @@ __all__ = [
 ]
 
 
-def _a(x: Any) -> str:
-    """``x``'s type, for a message: 'None', 'a str', 'an int'."""
-    if x is None:
-        return "None"
-    kind = type(x).__name__
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-
-
 def _levels(tree):
     """The live levels anywhere in the boxes of ``tree``'s leaves."""
     found = set()
@@ -106,7 +99,7 @@ def primitive(fn):
     np.float64(0.6931471805599453)
     """
     if not callable(fn):
-        raise TypeError(f"pullback: pb.primitive decorates a function, got {_a(fn)}")
+        raise TypeError(f"pullback: pb.primitive decorates a function, got {kind_of(fn)}")
 
     @functools.wraps(fn)
     def primitive_wrapper(*args, **kwargs):
@@ -245,7 +238,7 @@ def hook(fn: Callable[[Any], Any], x: Any) -> Any:
     """
     if not callable(fn):
         raise TypeError(f"pullback: pb.hook(fn, x) takes the function first; got "
-                        f"{_a(fn)}" + (" (the arguments look swapped)" if callable(x) else ""))
+                        f"{kind_of(fn)}" + (" (the arguments look swapped)" if callable(x) else ""))
     check_function(f"the hook {fname_of(fn)} given to pb.hook", fn, 1,
                    "(the cotangent), returning a cotangent of the same shape or None")
     if isinstance(x, (tuple, list, dict)):  # a pytree: the hook on each leaf
@@ -278,7 +271,7 @@ def _check_hook_result(fn, out, g, real):
     dtype = getattr(value, "dtype", None)
     if (dtype.kind not in "iufc" if dtype is not None
             else value.__class__ not in (int, float, complex)):
-        got = (f"an array of dtype {dtype}" if dtype is not None else _a(value)
+        got = (f"an array of dtype {dtype}" if dtype is not None else kind_of(value)
                ) + (f" of {len(value)}" if type(value) in (tuple, list, dict) else "")
         raise TypeError(f"pullback: the hook {fname_of(fn)} returned {got}; a hook returns "
                         f"one array, the cotangent, of the shape of the one it got "

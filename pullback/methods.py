@@ -31,6 +31,15 @@ def is_inexact(v):
     return isinstance(v, (float, complex)) if dtype is None else dtype.kind in "fc"
 
 
+def owner(a):
+    """The object that owns ``a``'s memory: NumPy's base, followed through the objects that
+    are not arrays (np.lib.stride_tricks.as_strided's views have one between them and the
+    array they view); ``a`` itself when it owns its memory."""
+    while (base := getattr(a, "base", None)) is not None:
+        a = base
+    return a
+
+
 def _is_array_class(x):
     return isinstance(x, type) and issubclass(x, np.ndarray)
 

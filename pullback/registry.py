@@ -269,8 +269,9 @@ def _batch_aware(batched: bool | None, caller: Any) -> bool:
 # for np.exp replaces the library's, so a bad one would break np.exp for the whole session.
 
 
-def _a(x: Any) -> str:
-    """``x``'s type, for a message: 'None', 'a str', 'an int'."""
+def kind_of(x: Any) -> str:
+    """``x``'s type, for a message: 'None', 'a str', 'an int' (tree.kind_of's twin: the
+    rule table sits below every other module)."""
     if x is None:
         return "None"
     kind = type(x).__name__
@@ -319,7 +320,7 @@ def check_function(what: str, fn: Any, n: int | None, form: str) -> None:
     """Refuse ``fn`` unless it is a function that takes ``n`` positional arguments
     (``form`` says which, for the message)."""
     if not callable(fn):
-        raise TypeError(f"pullback: {what} must be a function {form}, got {_a(fn)}")
+        raise TypeError(f"pullback: {what} must be a function {form}, got {kind_of(fn)}")
     if n is not None and not takes(fn, n):
         raise TypeError(f"pullback: {what} must take {_plural(n, 'positional argument')} "
                         f"{form}, but it is {_takes_words(fn)}")
@@ -338,7 +339,7 @@ def _check_target(where: str, func: Any) -> None:
         return
     if not callable(func):
         raise TypeError(f"pullback: {where} takes the function the rule is for first (a NumPy "
-                        f"function or a pb.primitive), got {_a(func)}")
+                        f"function or a pb.primitive), got {kind_of(func)}")
     name = name_of(func)
     raise TypeError(
         f"pullback: {where}: {name} is neither a NumPy function nor a pb.primitive, so calls "
@@ -588,7 +589,7 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     for func in map(_original, funcs):
         if not callable(func):
             raise TypeError("pullback: pb.nondifferentiable takes functions (NumPy functions "
-                            f"or pb.primitives), got {_a(func)}")
+                            f"or pb.primitives), got {kind_of(func)}")
         if not _interceptable(func):
             raise TypeError(
                 f"pullback: pb.nondifferentiable: {name_of(func)} is neither a NumPy function "
@@ -623,7 +624,7 @@ def ufunc_method(ufunc: np.ufunc, method: str) -> Callable[[F], F]:
     if not isinstance(ufunc, np.ufunc):
         raise TypeError("pullback: pb.ufunc_method takes a NumPy ufunc first (np.add, "
                         "np.maximum, ...), got " + (name_of(ufunc) if callable(ufunc)
-                                                     else _a(ufunc)))
+                                                     else kind_of(ufunc)))
     if method not in _UFUNC_METHODS:
         raise TypeError(f"pullback: pb.ufunc_method({name_of(ufunc)}, method): method must be "
                         f"one of 'reduce', 'accumulate', 'reduceat', 'at', got {method!r}")

@@ -11,7 +11,7 @@ import numpy as np
 from .api import vjp
 from .backward import function_named
 from .core import plain
-from .tree import tree_flatten, tree_map, tree_unflatten
+from .tree import kind_of, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["check_grads", "check_batched"]
 
@@ -67,8 +67,7 @@ def _check_outputs(out, name: str, check: str) -> None:
 def _a(x) -> str:
     if isinstance(x, np.ndarray):
         return f"an array of dtype {x.dtype}"
-    name = type(x).__name__
-    return ("an " if name[:1] in "aeiou" else "a ") + name
+    return kind_of(x)
 
 
 def _real(value, name: str, positive: bool) -> None:

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 
 from .api import named_value_and_grad
-from .backend import is_foreign, on_backend
+from .backend import on_backend
 from .backward import (
     VJP,
     as_result,
     described,
     dtype_of,
     function_named,
+    is_value,
     linearize,
     normalize_argnums,
     path_of,
@@ -32,10 +33,9 @@ from .backward import (
     strip,
 )
 from .core import Tracked, box_at, plain
-from .lazy import is_lazy
 from .methods import is_complex, is_inexact, shape_of
 from .registry import Elementwise
-from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
+from .tree import StructureMismatch, leaves_by, plural, tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "jacobian", "jacfwd", "hessian", "hvp"]
 
@@ -119,10 +119,6 @@ def _require_tuples(fname, transform, primals, tangents, example):
             )
 
 
-def _plural(n, word):
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
     """The leaves of ``tangents``, one pytree per differentiated primal (``nums``), in the
     order of their primals' leaves (a dict's by key), each checked against its primal
@@ -133,7 +129,7 @@ def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
                f"differentiated primal (argnums={argnums!r})")
         raise TypeError(
             f"pullback: {transform} of {fname} takes one tangent per {per}: "
-            f"{_plural(len(nums), 'primal')}, got {_plural(len(tangents), 'tangent')}"
+            f"{plural(len(nums), 'primal')}, got {plural(len(tangents), 'tangent')}"
         )
     leaves = []
     for j, (i, t) in enumerate(zip(nums, tangents)):
@@ -149,8 +145,7 @@ def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
         for k, (x, v) in enumerate(zip(flat_p, flat_t)):
             at = "" if pdef is None else path_of(p, k)
             tangent, primal = f"tangent {j}{at} for {transform} of {fname}", f"primal {i}{at}"
-            if not (isinstance(plain(v), (np.ndarray, np.generic, numbers.Number, Tracked))
-                    or is_foreign(plain(v)) or is_lazy(plain(v))):
+            if not is_value(v):
                 raise TypeError(f"pullback: {tangent} is {described(v)}; pass an array of "
                                 f"{primal}'s shape {shape_of(x)}")
             if shape_of(v) != shape_of(x):

@@ -113,12 +113,12 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
             hint = ": tree_flatten returns (leaves, treedef); pass its second item"
         raise TypeError(
             "pullback: tree_unflatten takes the treedef that tree_flatten returned (the second "
-            f"item of its result) first, then the leaves; got {_a(treedef)}{hint}")
+            f"item of its result) first, then the leaves; got {kind_of(treedef)}{hint}")
     try:
         it = iter(leaves)
     except TypeError:
         raise TypeError("pullback: tree_unflatten's leaves must be a list (or any iterable) "
-                        f"of the leaves in order, got {_a(leaves)}") from None
+                        f"of the leaves in order, got {kind_of(leaves)}") from None
     try:
         tree = _build(treedef, it)
     except StopIteration:
@@ -135,20 +135,22 @@ def _is_treedef(x) -> bool:
             and type(x[1]) is list and (x[2] is None or type(x[2]) is list))
 
 
-def _a(x) -> str:
-    """``x``'s type, for a message: 'None', 'a str', 'an int'."""
+def kind_of(x) -> str:
+    """``x``'s type, for a message: 'None', 'a str', 'an int', 'an ndarray'."""
     if x is None:
         return "None"
     name = type(x).__name__
-    return f"{_article(name)} {name}"
+    return f"{article(name)} {name}"
 
 
-def _article(word: str) -> str:
+def article(word: str) -> str:
+    """'a' or 'an', for ``word`` in a message."""
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
-def _items(n: int) -> str:
-    return f"{n} item" + ("" if n == 1 else "s")
+def plural(n: int, word: str = "item") -> str:
+    """'1 item', '2 items'."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 class StructureMismatch(ValueError):
@@ -220,7 +222,7 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """
     if not callable(fn):
         raise TypeError(f"pullback: tree_map takes the function first, then the trees; got "
-                        f"{_a(fn)}" + (" (the arguments look swapped: tree_map(fn, tree))"
+                        f"{kind_of(fn)}" + (" (the arguments look swapped: tree_map(fn, tree))"
                                        if callable(tree) else ""))
     leaves, treedef = tree_flatten(tree)
     others = []
@@ -243,8 +245,8 @@ def _what(spec) -> str:
         return "a leaf"
     kind, children, keys = spec
     if keys is not None:
-        return f"{_a(kind())} with keys [{', '.join(map(repr, keys))}]"
-    return f"{_article(kind.__name__)} {kind.__name__} of {_items(len(children))}"
+        return f"{kind_of(kind())} with keys [{', '.join(map(repr, keys))}]"
+    return f"{article(kind.__name__)} {kind.__name__} of {plural(len(children))}"
 
 
 def _match(spec, node, path, found):
@@ -258,11 +260,11 @@ def _match(spec, node, path, found):
         return
     kind, children, keys = spec
     if type(node) is not kind:
-        got = _what(tree_flatten(node)[1]) if _is_node(node) else f"a leaf ({_a(node)})"
+        got = _what(tree_flatten(node)[1]) if _is_node(node) else f"a leaf ({kind_of(node)})"
         raise StructureMismatch(path, _what(spec), f"has {got}")
     if keys is None:
         if len(node) != len(children):
-            raise StructureMismatch(path, _what(spec), f"has {_items(len(node))}")
+            raise StructureMismatch(path, _what(spec), f"has {plural(len(node))}")
         for i, (child, sub) in enumerate(zip(children, node)):
             _match(child, sub, f"{path}[{i}]", found)
         return

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from ..core import _seq, memory  # (_seq: a param's update, which backward() compares)
+from ..core import _seq, memory
 from ..extend import (
     MINUS_ONE,
     ONE,
@@ -42,6 +42,7 @@ from ..extend import (
     state,
     writes,
 )
+from ..methods import owner as _owner  # (_seq: a param's update, which backward() compares)
 from ..registry import Elementwise, Pick  # (Pick: np.split's pieces are views)
 from ..registry import rules as _rows
 from ._util import zero_of
@@ -214,15 +215,6 @@ def _become(x, new):
         args = tuple(old if a is x else a for a in args)
     x.value, x.level, x.seq, x.args, x.rule = new.value, new.level, new.seq, args, new.rule
     writes.seen = True
-
-
-def _owner(a):
-    """The object that owns ``a``'s memory: NumPy's base, followed through the objects that
-    are not arrays (np.lib.stride_tricks.as_strided's views, sliding_window_view's, have
-    one between them and the array they view)."""
-    while (base := getattr(a, "base", None)) is not None:
-        a = base
-    return a
 
 
 def _version(a, seq):
