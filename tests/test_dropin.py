@@ -10,7 +10,7 @@ import pytest
 import scipy.special
 
 import pullback as pb
-from tests.conftest import pullback_cycles
+from tests.conftest import central_differences, pullback_cycles
 
 from .rules.test_indexing import INDICES, X
 
@@ -259,6 +259,66 @@ def test_writes_through_views_change_the_base():
 
     pb.check_grads(f, A, order=2)
     np.testing.assert_allclose(pb.value_and_grad(f)(A)[0], f(A.copy()))
+
+
+def _written_inside_a_gradient(grad_of):
+    """Three programs whose inner gradient (``grad_of``) writes into an outer array that
+    outer views look into: NumPy's views read the write, whatever level records it."""
+    def outer_view(x):
+        a = x * 1.0
+        v = a[:2]
+
+        def inner(y):
+            a[0] = y * 2.0
+            return np.sum(a * a)
+
+        g = grad_of(inner)(x[1])
+        return np.sum(v * v) + g
+
+    def through_the_view(x):
+        a = x * 1.0
+        v, t = a[1:], a.reshape(3, 1)
+
+        def inner(y):
+            v[0] = y ** 2
+            return np.sum(v * y)
+
+        g = grad_of(inner)(x[0])
+        return np.sum(t ** 3) + np.sum(v * x[1:]) + g
+
+    def view_taken_inside(x):
+        a = x * 1.0
+
+        def inner(y):
+            w = a[1:]
+            a[1] = y * x[2]
+            return np.sum(w * w) * y
+
+        return grad_of(inner)(x[0]) + np.sum(a ** 2)
+
+    return outer_view, through_the_view, view_taken_inside
+
+
+def _differences_of(inner):
+    """``pb.grad`` of a scalar function, by central differences, leaving what ``inner``
+    writes as its call at ``y`` leaves it (a plain buffer cannot take a tracked value)."""
+    def grad_inner(y):
+        h = 1e-5
+        g = (inner(y + h) - inner(y - h)) / (2 * h)
+        inner(y)
+        return g
+
+    return grad_inner
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_a_write_inside_an_inner_gradient_reaches_the_outer_views(k):
+    f, plain_f = _written_inside_a_gradient(pb.grad)[k], _written_inside_a_gradient(
+        _differences_of)[k]
+    value, g = pb.value_and_grad(f)(A.copy())
+    assert value == pytest.approx(plain_f(A.copy()), rel=1e-8)
+    np.testing.assert_allclose(g, central_differences(plain_f, A.copy(), eps=1e-4),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_views_taken_before_a_write_into_their_base_see_it():

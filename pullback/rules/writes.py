@@ -264,7 +264,7 @@ def _view_of(x):
 
 
 # id of the memory a tracked view's value lies in (its owner ndarray) -> a weak reference
-# to that owner and the live views into it (ndarrays cannot be dictionary keys)
+# to that owner and the live views into it, by id (ndarrays cannot be dictionary keys)
 _views: dict = {}
 
 
@@ -283,13 +283,17 @@ def note_view(node):
             ref = weakref.ref(owner, functools.partial(_forget, key=id(owner)))
         except TypeError:  # a view of memory that is no ndarray (bytes): nothing writes it
             return
-        entry = _views[id(owner)] = (ref, weakref.WeakSet())
-    entry[1].add(node)
+        entry = _views[id(owner)] = (ref, weakref.WeakValueDictionary())
+    entry[1][id(node)] = node
+    inner = node.value  # under a nested derivative, the view as the levels below recorded
+    while isinstance(inner, Tracked):  # it: part of this node, which a write rereads as a
+        entry[1].pop(id(inner), None)  # whole (its versions keep the values they had)
+        inner = inner.value
 
 
 def _refresh_views(x, old_value):
     """After a write into ``x``, whose value was ``old_value``: every live view into
-    ``old_value``'s memory at ``x``'s level reads the new value, as NumPy's views do."""
+    ``old_value``'s memory, at any live level, reads the new value, as NumPy's views do."""
     if not isinstance(old_value, np.ndarray):
         return
     owner = _owner(old_value)
@@ -304,10 +308,10 @@ def _refresh_views(x, old_value):
             "follow; write into a copy (y = x.copy()) before taking views"
         )
     order = "C" if old_value.flags.c_contiguous else "F"
-    for w in list(views):
+    for w in list(views.values()):
         wv = memory(w)
-        if w is x or w.level != x.level or not isinstance(wv, np.ndarray) or (
-                _owner(wv) is not owner):
+        if w is x or w.level != x.level and w.level not in live_levels or not isinstance(
+                wv, np.ndarray) or _owner(wv) is not owner:
             continue
         if wv.dtype != old_value.dtype:  # r = z.real taken before a write into z
             raise _part_view()
@@ -316,7 +320,7 @@ def _refresh_views(x, old_value):
             _positions(old_value.shape, geometry, old_value.itemsize)
         except ValueError:
             continue
-        new = reread(w, x, geometry)
+        new = reread(w, x, geometry)  # (a view of an outer level joins an inner write's)
         if isinstance(new, Tracked) and new.args is not None and new.args[0] is w:
             _become(w, new)
             note_view(w)
@@ -408,7 +412,7 @@ def param_moved(x, old_value):
     new = np.ascontiguousarray(new) if old_value.flags.c_contiguous else np.asfortranarray(new)
     if new is not x.value:
         x.value = new
-    for w in list(entry[1]):
+    for w in list(entry[1].values()):
         wv = memory(w)
         if w is x or w.value is not wv or _owner(wv) is not owner:  # (a nested box: no)
             continue
