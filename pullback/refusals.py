@@ -141,7 +141,9 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
         "method (A.dot(x): write np.dot(A, x) or A @ x), a random draw with tracked "
         "parameters (rng.normal(mu, sigma): write mu + sigma * rng.standard_normal(shape)), "
         "or a list holding x given to a function with no rule or an operator "
-        "(x * [x, 1.0]: np.array([x, 1.0]) first)."
+        "(x * [x, 1.0]: np.array([x, 1.0]) first)." + (
+            " For a scalar, also NumPy's scalar types: np.float64(x) or np.float32(x) "
+            "(write x.astype(np.float64), which keeps the gradient)." if shape == () else "")
     )
 
 
