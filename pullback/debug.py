@@ -375,11 +375,14 @@ def _point_at_user(exc: BaseException, tb) -> None:
 
 # ---------------------------------------------------------------------------- provenance
 
-def first_birth(out) -> tuple[Tracked, Any] | None:
-    """The first node (in creation order) of the graph of ``out`` whose value is NaN or
-    infinite although its inputs were finite, with the index and value: ``(node, bad)``."""
+def first_birth(out, constants=False) -> tuple[Tracked, Any] | None:
+    """The first node (in creation order) of the graph of ``out`` (a tracked value, or a
+    list of them) whose value is NaN or infinite although its inputs were finite, with the
+    index and value: ``(node, bad)``. With ``constants``, the first whose tracked inputs
+    were finite and a constant among its arguments was not: ``(node, (k, bad))``, ``k``
+    that argument's position and ``bad`` its first non-finite entry."""
     found: tuple[Tracked, Any] | None = None
-    stack = [out] if isinstance(out, Tracked) else []
+    stack = [o for o in (out if isinstance(out, list) else [out]) if isinstance(o, Tracked)]
     seen: set[int] = set()
     while stack:
         node = stack.pop()
@@ -393,12 +396,41 @@ def first_birth(out) -> tuple[Tracked, Any] | None:
             stack.append(args)
             continue
         stack.extend(a for a in _tracked(args))
+        if found is not None and node.seq > found[0].seq:
+            continue
         value = node.value
         bad = next((b for b in map(_first_bad, _values(value)) if b), None) \
             if isinstance(value, tuple) else _first_bad(plain(value))
-        if bad is not None and _all_finite(args) and (found is None or node.seq < found[0].seq):
-            found = (node, bad)
+        if bad is None or not _all_finite(list(_tracked(args))):
+            continue
+        if not constants:
+            if _all_finite(args):
+                found = (node, bad)
+            continue
+        k, came = next(((k, b) for k, a in enumerate(args) if not isinstance(a, Tracked)
+                        and (b := next(filter(None, map(_first_bad, _values(a))), None))),
+                       (None, None))
+        if came is not None:
+            found = (node, (k, came))
     return found
+
+
+def _constant_birth(f, args, kwargs, argnums) -> str:
+    """Where a non-finite constant (a plain array that ``f`` reads, not an argument)
+    entered the graph of ``f``'s output, as a sentence; "" when none did."""
+    try:
+        with np.errstate(all="ignore"):
+            lin, watch = _record_run(f, args, kwargs, argnums)
+        found = first_birth(tree_flatten(lin.out)[0], constants=True)
+    except Exception:  # noqa: BLE001  (a run that fails: the caller keeps its first error)
+        return ""
+    if found is None:
+        return ""
+    node, (k, (index, value)) = found
+    op, site = watch.site_of(node)
+    where = f" at {site.describe()}" if site is not None else ""
+    return (f"The first non-finite value came in{where}\n{op}'s argument {k}, a constant "
+            f"(not a differentiated argument), holds {value} at index {index}.")
 
 
 def _tracked(x):
@@ -427,7 +459,7 @@ def loss_error(error: LossError, f: Callable[..., Any], args: Sequence[Any],
                              f"{site.describe()}\n{head}.")
     except Exception:  # noqa: BLE001  (a second run that fails differently: keep the first error)
         pass
-    bad = _bad_input(args, argnums)
+    bad = _bad_input(args, argnums) or _constant_birth(f, args, kwargs, argnums)
     if bad:
         return LossError(f"{error}\n{bad}")
     return LossError(f"{error}\nRunning {fname_of(f)} again under pb.detect_anomaly() found "
@@ -450,8 +482,12 @@ def graph_loss_error(error: LossError, loss) -> LossError:
     the first operation in it that made a NaN or infinity from finite inputs."""
     found = first_birth(loss)
     if found is None:
+        came = first_birth(loss, constants=True)
         return LossError(f"{error}\nNo operation in its graph made the non-finite value from "
-                         "finite inputs: a param or a constant is not finite.")
+                         "finite inputs: " + ("a param or a constant is not finite." if came is None
+                                              else f"{_op_name(came[0].rule)}'s argument "
+                                              f"{came[1][0]}, a constant, holds {came[1][1][1]} "
+                                              f"at index {came[1][1][0]}."))
     node, bad = found
     return LossError(
         f"{error}\nThe first non-finite value in its graph: {_op_name(node.rule)} of finite "

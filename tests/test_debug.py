@@ -86,6 +86,27 @@ def test_a_non_finite_argument_is_named_as_the_source():
         pb.grad(lambda x: np.sum(x * 2.0))(np.array([1.0, np.nan]))
 
 
+MASK = np.array([1.0, np.nan, 1.0])  # a constant that brings a NaN in
+
+
+def times_mask(x):
+    scaled = x * 2.0
+    return np.sum(scaled * MASK)
+
+
+def test_a_non_finite_constant_is_named_where_it_comes_in():
+    with pytest.raises(pb.LossError) as info:
+        pb.grad(times_mask)(X)
+    message = str(info.value)
+    assert f"came in at {HERE}:{line_of(times_mask, 'MASK)')} in times_mask" in message
+    assert "np.multiply's argument 1, a constant (not a differentiated argument), holds " \
+           "nan at index (1,)" in message
+    W = pb.param(X.copy())
+    with pytest.raises(pb.LossError, match=r"np\.multiply's argument 1, a constant, holds nan "
+                       r"at index \(1,\)"):
+        times_mask(W).backward()
+
+
 def test_a_finite_loss_runs_the_function_once():
     calls = []
 
