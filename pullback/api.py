@@ -102,7 +102,13 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     np.float64(12.0)
     """
     function_named(f, "pb.grad")
-    vg = named_value_and_grad(f, argnums, has_aux, losscheck, "grad")
+    return named_grad(f, argnums, has_aux, losscheck, "grad")
+
+
+def named_grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+               losscheck: bool, transform: str) -> Callable[..., Any]:
+    """``grad``, its messages naming ``transform`` (a Hessian's gradient, an hvp's)."""
+    vg = named_value_and_grad(f, argnums, has_aux, losscheck, transform)
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import named_value_and_grad
+from .api import named_grad
 from .backend import on_backend
 from .backward import (
     VJP,
@@ -384,18 +384,7 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
     function_named(f, "pb.hessian")
     _require_chunk_size(chunk_size, "hessian", "rows per backward pass")
-    return jacobian(_gradient(f, argnums, "hessian"), argnums, chunk_size)
-
-
-def _gradient(f, argnums, transform):
-    """``pb.grad(f, argnums)``, its messages naming ``transform``."""
-    value_and_grad_f = named_value_and_grad(f, argnums, False, True, transform)
-
-    @functools.wraps(f)
-    def grad_f(*args, **kwargs):
-        return value_and_grad_f(*args, **kwargs)[1]
-
-    return grad_f
+    return jacobian(named_grad(f, argnums, False, True, "hessian"), argnums, chunk_size)
 
 
 def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
@@ -420,7 +409,7 @@ def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],
     tangents = tuple(tangents)
     _tangent_leaves(fname, "hvp", primals, tangents, nums,
                     None if argnums == tuple(range(len(primals))) else argnums)
-    gf = _gradient(f, nums, "hvp")
+    gf = named_grad(f, nums, False, True, "hvp")
     lin, outs, out_def = linearize(gf, primals, {}, nums)
     cts = VJP(lin, outs, fname, out_def)(tangents[0] if single else tangents)
     return cts[0] if single else cts
