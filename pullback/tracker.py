@@ -31,6 +31,7 @@ from .guard import Hold, is_held
 from .lazy import after, checked, is_lazy
 from .methods import escapes
 from .registry import LossError
+from .tree import kind_of
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
 
@@ -272,12 +273,7 @@ Tracked.grad = property(_grad_of_nonparam)
 
 def _a(x: Any) -> str:
     """How a message names what the user passed: None, a tracked value, or its type."""
-    if x is None:
-        return "None"
-    if isinstance(x, Tracked):
-        return "a tracked value"
-    name = type(x).__name__
-    return f"{'an' if name[0] in 'aeiouAEIOU' or name == 'ndarray' else 'a'} {name}"
+    return "a tracked value" if isinstance(x, Tracked) else kind_of(x)
 
 
 class Params:

@@ -144,8 +144,8 @@ def kind_of(x) -> str:
 
 
 def article(word: str) -> str:
-    """'a' or 'an', for ``word`` in a message."""
-    return "an" if word[:1].lower() in "aeiou" else "a"
+    """'a' or 'an', for ``word`` in a message ('an ndarray', said "en-dee-array")."""
+    return "an" if word[:1].lower() in "aeiou" or word.startswith("nd") else "a"
 
 
 def plural(n: int, word: str = "item") -> str:
