@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from pullback import tree as pb_tree
 
 from . import _fakecupy as fake
 from .rules.test_registry import CASES
@@ -838,7 +839,7 @@ def _dask_reason(case):
     for g, w in zip(pb.tree_flatten(got)[0], pb.tree_flatten(want)[0]):
         if not isinstance(g, da.Array) and (isinstance(w, (np.ndarray, float, complex))
                                             or np.ndim(w)):
-            return f"not lazy: the call returns a {type(g).__name__}"
+            return f"not lazy: the call returns {pb_tree.kind_of(g)}"
         if isinstance(g, da.Array) and g.shape != np.shape(w):  # NaN: known once computed
             return f"Dask's result has shape {g.shape}, NumPy's {np.shape(w)}"
         host = np.asarray(g.compute() if isinstance(g, da.Array) else g)
