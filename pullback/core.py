@@ -484,10 +484,10 @@ class Tracked(ArrayMethods):
 
     def __float__(self):
         v = _live_box(self)
-        return float(v) if not isinstance(v, Tracked) else refuse_scalar("float")
+        return float(v) if not isinstance(v, Tracked) else refuse_scalar("float", self)
 
     def __int__(self):
-        refuse_scalar("int")
+        return refuse_scalar("int", self)
 
     def __complex__(self):
         refuse_scalar("complex")

@@ -187,6 +187,40 @@ class ArrayMethods:
         v = self._leave()
         return round(v) if ndigits is None else round(v, ndigits)
 
+    def __trunc__(self):  # math.trunc, math.floor, math.ceil: piecewise constant too
+        return math.trunc(self._leave())
+
+    def __floor__(self):
+        return math.floor(self._leave())
+
+    def __ceil__(self):
+        return math.ceil(self._leave())
+
+    def is_integer(self):  # a NumPy scalar's: a plain bool
+        return self._leave().is_integer()
+
+    def as_integer_ratio(self):  # what the statistics module computes with
+        raise TypeError(
+            "pullback: the statistics module computes with exact fractions of a tracked "
+            "value's numbers, which would drop its gradient; use NumPy's functions (np.mean, "
+            "np.median, np.var, np.std)"
+        )
+
+    def __contains__(self, item):  # NumPy's: (x == item).any(), a plain bool
+        return bool((self == item).any())
+
+    def __getattr__(self, name):  # (only for names the class and the instance lack)
+        if hasattr(type(self), name):  # a property's own error (x.grad), an unset slot
+            return object.__getattribute__(self, name)
+        if not name.startswith("__") and (hasattr(np.ndarray, name) or hasattr(np.generic,
+                                                                               name)):
+            fix = (f"write np.{name}(x)" if callable(getattr(np, name, None)) else
+                   "call it on plain values (outside the differentiated function, or "
+                   "pb.stop_gradient(x) where no gradient should flow)")
+            raise AttributeError(f"pullback: a tracked value has no method {name} (it has no "
+                                 f"derivative rule): {fix}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __len__(self):
         return len(self.value)
 

@@ -4,6 +4,7 @@ It sits beside the rule table, below the engine."""
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import threading
@@ -147,8 +148,15 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
     )
 
 
-def refuse_scalar(kind: str) -> Any:
-    """Refuse ``float()``, ``int()`` or ``complex()`` of a tracked value."""
+def refuse_scalar(kind: str, x: Any = None) -> Any:
+    """Refuse ``float()``, ``int()`` or ``complex()`` of a tracked value ``x``, but for
+    %-formatting (``"%.3f" % loss``, logging's ``log.info("loss %.3f", loss)``): a string
+    needs no gradient, so ``x``'s plain value is converted, as f-strings format it."""
+    if x is not None and _formatting(sys._getframe(2)):
+        v = x
+        while hasattr(v, "level") and v.level >= 0:  # (a pb.jit trace formats its box)
+            v = v.value
+        return {"float": float, "int": int, "complex": complex}[kind](v)
     where = called_from()
     _last.message = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
     raise TypeError(
@@ -157,6 +165,17 @@ def refuse_scalar(kind: str) -> Any:
         "into a plain array (make the buffer tracked: a = np.zeros_like(x)); x.item() "
         "leaves the graph on purpose."
     )
+
+
+def _formatting(frame: Any) -> bool:
+    """Whether ``frame`` is running a ``%`` operation: the conversion was asked for by
+    %-formatting (a ``%`` between numbers meets the operators, never ``float()``)."""
+    code, at = frame.f_code, frame.f_lasti
+    for ins in dis.get_instructions(code):
+        if ins.offset in (at, 2 * at):  # (Python 3.10 counts instructions, later bytes)
+            return (ins.opname in ("BINARY_MODULO", "INPLACE_MODULO") or ins.opname ==
+                    "BINARY_OP" and ins.argrepr in ("%", "%="))
+    return False
 
 
 def refuse_objects(func: Any) -> Any:

@@ -171,12 +171,12 @@ def _levels_of(y):
 
 def _accumulate(p, ct):
     with _grad_lock:
-        grad = p.grad
-        if (type(grad) is np.ndarray and type(ct) is np.ndarray and grad.shape == ct.shape
-                and grad.flags.writeable):
+        grad, plain_ct = p.grad, type(ct) is np.ndarray or isinstance(ct, np.generic)
+        if (type(grad) is np.ndarray and plain_ct and grad.shape == np.shape(ct)
+                and grad.flags.writeable):  # (a 0-d param's: a 0-d array, as pb.grad's)
             p.grad += ct
         elif grad is None:  # W.grad = None: zero (PyTorch's set_to_none), and an array of
-            p.grad = ct.copy() if type(ct) is np.ndarray else ct  # its own (ct may be shared)
+            p.grad = np.array(ct) if plain_ct else ct  # its own (ct may be shared)
         else:
             p.grad = p.grad + ct
 

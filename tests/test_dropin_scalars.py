@@ -5,7 +5,10 @@ stop or step. Every function here is plain NumPy code, checked against finite di
 of itself on plain arrays."""
 
 import importlib
+import logging
+import math
 import pickle
+import statistics
 
 import numpy as np
 import pytest
@@ -129,3 +132,71 @@ def test_a_numpy_scalar_type_of_a_tracked_value_is_refused_not_dropped(cast):
         pb.grad(lambda x: cast(np.sum(x ** 2)) * 2.0)(X)
     _matches_differences(lambda x: np.sum(x ** 2).astype(np.float64) * 2.0)
     _matches_differences(lambda x: np.asarray(np.sum(x ** 2), dtype=np.float64) * 2.0)
+
+
+# ---------------------------------------------------------------------------- Python's scalar idioms
+
+_LOG = logging.getLogger("pullback.tests.formatting")
+
+
+def _logged_loss(x, lines):
+    # a training loop's progress line, %-formatted and through logging, as people write it
+    loss = np.sum(x ** 2) * x[0]
+    lines.append("loss %.4f, step %d" % (loss, x[2] * 0 + 3))
+    message = "%8.3f"
+    message %= loss
+    lines.append(message)
+    _LOG.warning("loss %.4f", loss)
+    return loss
+
+
+def test_percent_formatting_and_logging_format_the_plain_value(caplog):
+    got, want = [], []
+    with caplog.at_level(logging.WARNING, logger=_LOG.name):
+        pb.grad(lambda x: _logged_loss(x, got))(X)
+        _logged_loss(X, want)
+    assert got == want and len(got) == 2
+    assert caplog.messages[0] == caplog.messages[1] == want[0].split(",")[0]
+    _matches_differences(lambda x: _logged_loss(x, []))
+    # elsewhere float() and int() of a tracked value still drop nothing silently
+    for convert in (float, int, lambda v: math.exp(v)):
+        with pytest.raises(TypeError, match="^pullback: "):
+            pb.grad(lambda x: convert(x[0]) + np.sum(x))(X)
+
+
+def _branches(x):
+    """Python's piecewise-constant scalar idioms on ``x``: plain numbers and bools."""
+    return (math.trunc(x[2] * 2.0), math.floor(x[1] * 3.0), math.ceil(x[0]),
+            (x[0] * 10.0).is_integer(), (x[0] * 3.0).is_integer(), 1.7 in x.reshape(3, 1),
+            0.5 in x, -0.8 in x)
+
+
+def test_piecewise_constant_scalar_idioms_answer_as_for_the_plain_values():
+    seen = []
+
+    def f(x):
+        seen.append(_branches(x))
+        a, b, c, d, e, g, h, k = seen[-1]
+        return np.sum(x ** 2) * (a + b * c) + (np.sum(x ** 3) if d and g and k else 0.0)
+
+    g = pb.grad(f)(X)
+    assert seen[0] == _branches(X)
+    assert all(type(v) in (int, bool) for v in seen[0])
+    a, b, c = seen[0][:3]  # the gradient is the branch's, which is constant around X
+    branch = lambda x: np.sum(x ** 2) * (a + b * c) + np.sum(x ** 3)  # noqa: E731
+    np.testing.assert_allclose(g, central_differences(branch, X), rtol=1e-6, atol=1e-8)
+
+
+def test_the_statistics_module_is_refused_with_numpys_functions_named():
+    with pytest.raises(TypeError, match=r"^pullback: the statistics module .*np\.mean"):
+        pb.grad(lambda x: statistics.mean(x) * 2.0)(X)
+
+
+@pytest.mark.parametrize("method", ["tobytes", "byteswap", "setflags", "resize"])
+def test_an_ndarray_method_without_a_rule_says_what_to_write(method):
+    with pytest.raises(AttributeError, match=f"^pullback: a tracked value has no method "
+                                             f"{method} "):
+        pb.grad(lambda x: getattr(x, method) and np.sum(x))(X)
+    with pytest.raises(AttributeError, match="^'Tracked' object has no attribute 'nothing'"):
+        pb.grad(lambda x: x.nothing)(X)
+    assert not pb.grad(lambda x: np.sum(x) * hasattr(x, "tobytes"))(X).any()

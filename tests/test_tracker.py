@@ -257,6 +257,19 @@ def test_grad_set_to_none_counts_as_zero():
     np.testing.assert_array_equal(W.grad, np.zeros(3))
 
 
+@pytest.mark.parametrize("value", [np.array(3.0), 3.0, np.float64(3.0)])
+def test_a_0d_params_grad_is_a_0d_array_as_grad_gives(value):
+    p = pb.param(value)
+    for grad in (p.grad, None):
+        p.grad = grad
+        (p * 2.0).backward()
+        (p * p).backward()
+        want = pb.grad(lambda a: a * 2.0 + a * a)(np.asarray(value, dtype=float))
+        assert type(p.grad) is np.ndarray and p.grad.shape == () and p.grad == want
+        p.grad[...] = 0.0  # (in place, as clipping does)
+        assert p.grad == 0.0
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda W: setattr(W, "grad", "abc"), TypeError, r"\.grad must be a floating-point "
      r"array of the param's shape \(3,\), or None; got a str"),
