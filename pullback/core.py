@@ -237,9 +237,9 @@ def apply(func, args, kwargs):
             nested = True
     if nested:
         top, finished = top_level(args)
-        if reads_lists_as_arrays(func):  # lists holding tracked values become arrays
-            args = tuple(np.array(a) if type(a) in (list, tuple) and top_level(a)[0] >= 0
-                         else a for a in args)
+        if reads_lists_as_arrays(func):  # lists holding tracked values become arrays (all
+            args = tuple(np.array(a) if type(a) in (list, tuple) and (  # a ufunc's, as NumPy)
+                top_level(a)[0] >= 0 or isinstance(func, np.ufunc)) else a for a in args)
     if finished:  # values escaped from finished computations are constants
         args = drop_finished(args)
         top = top_level(args)[0]

@@ -22,7 +22,9 @@ def shape_of(x):
 def is_complex(v):
     """Whether ``v`` (an array, a NumPy or Python scalar, a tracked value) is complex."""
     dtype = getattr(v, "dtype", None)
-    return isinstance(v, complex) if dtype is None else dtype.kind == "c"
+    if dtype is None:  # a Python number, or a list of them (x * [1j, 2.0]: NumPy's array)
+        return isinstance(v, complex) or type(v) in (list, tuple) and np.iscomplexobj(v)
+    return dtype.kind == "c"
 
 
 def is_inexact(v):

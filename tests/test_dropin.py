@@ -881,3 +881,26 @@ def test_nan_to_num_without_a_copy_writes_into_its_argument():
         h = 1e-6
         numeric = [(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(g, numeric, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------- list constants
+
+_C = [1 + 1j, 2j, 3 - 0.5j]
+_M = [[1 + 1j, 2j, 0.3], [3 - 0.5j, 1, 1j], [0.2j, 1, 1 + 2j]]
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.abs(x * _C) ** 2 * [1.0, 2.0, 3.0]),
+    lambda x: np.sum(np.abs(tuple(_C) * x - 1.0) ** 2),
+    lambda x: np.sum(np.abs(np.matmul(_M, x)) ** 2 * [1.0, 2.0, 3.0]),
+    lambda x: np.sum(np.abs(np.einsum("ij,j->i", _M, x)) ** 2),
+    lambda x: np.abs(np.inner(x, _C)) ** 2,
+    lambda x: np.sum(np.abs(np.convolve(x, _C))),
+    lambda x: np.sum(np.abs(np.add(x, _C) * np.conj(_C)) ** 2),
+    lambda x: np.sum(np.real(x @ _M) * [[1.0], [2.0], [0.5]]),
+])
+def test_a_complex_constant_written_as_a_list_is_the_array_numpy_makes_of_it(f):
+    # NumPy reads the list as an array: its complex entries are conjugated in the backward
+    # pass as an array's are
+    np.testing.assert_allclose(pb.grad(f)(A.copy()), central_differences(f, A.copy()),
+                               rtol=1e-6, atol=1e-8)
