@@ -904,3 +904,40 @@ def test_a_complex_constant_written_as_a_list_is_the_array_numpy_makes_of_it(f):
     # pass as an array's are
     np.testing.assert_allclose(pb.grad(f)(A.copy()), central_differences(f, A.copy()),
                                rtol=1e-6, atol=1e-8)
+
+
+# ---------------------------------------------------------------------------- casts NumPy refuses
+
+def _add_1j(y, x):
+    y += 1j * x[0]
+
+
+def _times_complex(y, x):
+    y *= 1 + 2j
+
+
+def _add_out(y, x):
+    np.add(y, 1j, out=y)
+
+
+def _putmask_complex(y, x):
+    np.putmask(y, [True, False], 2j * x[:2])
+
+
+def _place_complex(y, x):
+    np.place(y, [True, False], 2j * x[:2])
+
+
+@pytest.mark.parametrize("write", [_add_1j, _times_complex, _add_out, _putmask_complex,
+                                   _place_complex])
+def test_a_write_numpy_refuses_for_its_cast_is_refused(write):
+    def f(x):
+        y = x[:2] * 2.0
+        write(y, x)
+        return np.sum(y * y)
+
+    with pytest.raises(TypeError) as plain_error:
+        f(A.copy())
+    assert "cast" in str(plain_error.value).lower()
+    with pytest.raises(TypeError, match="(?i)cast"):
+        pb.grad(f)(A.copy())

@@ -73,6 +73,7 @@ def put(a, ind, v, mode="raise"):
 def putmask(a, mask, values):
     _target(np.putmask, a)
     mask, values = _mask_of("putmask", a, mask), np.ravel(values)
+    np.putmask(np.empty_like(memory(a)), mask, plain(values))  # NumPy's checks of the cast
     if values.size:  # over a's flat positions
         a[mask] = np.reshape(_cycled(values, mask.size), np.shape(a))[mask]
 
@@ -80,6 +81,8 @@ def putmask(a, mask, values):
 def place(arr, mask, vals):
     _target(np.place, arr)
     mask, vals = _mask_of("place", arr, mask), np.ravel(vals)
+    if vals.size:  # NumPy's checks of the cast, on a scratch array
+        np.place(np.empty_like(memory(arr)), mask, plain(vals))
     n = int(np.count_nonzero(mask))
     if n and not vals.size:
         raise ValueError("Cannot insert from an empty array!")

@@ -423,15 +423,17 @@ def param_moved(x, old_value):
         note_view(w)
 
 
-def in_place(func):
-    """The in-place operator of ``func`` (``x += v`` for np.add): the result of
-    ``func(x, v)`` written into ``x``, so that every name for ``x`` sees it, as NumPy's."""
+def in_place(func, ufunc):
+    """The in-place operator of ``func``, the operator of ``ufunc`` (``x += v`` for
+    np.add): the result of ``func(x, v)`` written into ``x``, so that every name for ``x``
+    sees it, as NumPy's."""
     def in_place_operator(self, other):
         if isinstance(memory(self), (np.generic, numbers.Number)):  # immutable, as NumPy's
             return func(self, other)  # scalars (pb.jit's too): the name is bound to the result
         _check_param(self)
         before = memory(self)
         result = func(self, other)
+        _same_kind(ufunc, result, self)
         new_shape = shape_of(result)
         if not isinstance(result, Tracked) or state.no_grad:
             if self.rule is not None and _view_of(self) is not None:
@@ -479,8 +481,23 @@ def into_out(call, func, args, kwargs):
             "tracked t). Write it out of place: a = a + t, or drop out= and use the result "
             "(out= into a tracked array, such as np.zeros_like(x), is recorded)."
         )
-    write(target, Ellipsis, call(func, args, rest))
+    result = call(func, args, rest)
+    if isinstance(func, np.ufunc):
+        _same_kind(func, result, target)
+    write(target, Ellipsis, result)
     return target
+
+
+def _same_kind(ufunc, result, target):
+    """NumPy's casting rule for a ufunc's output written into ``target`` (``x += v``,
+    ``out=x``): 'same_kind', so a complex result does not go into a real array."""
+    have, want = np.result_type(plain(result)), np.result_type(plain(target))
+    if not np.can_cast(have, want, "same_kind"):
+        raise TypeError(
+            f"pullback: cannot cast {name_of(ufunc)}'s output from {have} to {want} with "
+            "casting rule 'same_kind' (NumPy's error for an in-place operator or out=); "
+            f"write the result to a new array (x = x + v), or make x {have} first"
+        )
 
 
 # ---------------------------------------------------------------------------- where=
@@ -565,4 +582,4 @@ writes.view = note_view
 for _name, _func in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul)]:
-    setattr(Tracked, f"__i{_name}__", in_place(getattr(Tracked, f"__{_name}__")))
+    setattr(Tracked, f"__i{_name}__", in_place(getattr(Tracked, f"__{_name}__"), _func))
