@@ -22,6 +22,7 @@ from .methods import is_complex as is_complex  # (extend.py and the rules take i
 from .refusals import (
     library_rule,
     no_rule,
+    refuse_cast,
     refuse_conversion,
     refuse_in_place,
     refuse_no_grad_write,
@@ -520,6 +521,7 @@ class Tracked(ArrayMethods):
         writes.write(self, index, value)
 
     def astype(self, dtype, **kwargs):
+        refuse_cast(self.dtype, dtype, kwargs.get("casting", "unsafe"))  # (NumPy's rule)
         if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype:
             return self  # NumPy's: the array itself, which a write then goes into
         return apply(astype, (self, dtype), {})

@@ -178,6 +178,17 @@ def _formatting(frame: Any) -> bool:
     return False
 
 
+def refuse_cast(have: Any, want: Any, casting: str) -> None:
+    """Refuse ``x.astype(want, casting=casting)`` of a tracked ``x`` of dtype ``have`` where
+    NumPy refuses it (``casting='safe'`` from float64 to float32)."""
+    if casting != "unsafe" and not np.can_cast(have, want, casting):
+        raise TypeError(
+            f"pullback: x.astype({np.dtype(want)}, casting={casting!r}) of a tracked value of "
+            f"dtype {have}: NumPy cannot cast it under the rule {casting!r}; pass "
+            "casting='unsafe' (the default) to convert anyway"
+        )
+
+
 def refuse_objects(func: Any) -> Any:
     """Refuse an object array made of a tracked value (``x.astype(object)``): it holds plain
     Python numbers, so the gradient would be lost without a word."""

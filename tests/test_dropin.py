@@ -941,3 +941,19 @@ def test_a_write_numpy_refuses_for_its_cast_is_refused(write):
     assert "cast" in str(plain_error.value).lower()
     with pytest.raises(TypeError, match="(?i)cast"):
         pb.grad(f)(A.copy())
+
+
+@pytest.mark.parametrize("dtype, casting", [(np.float32, "safe"), (np.float32, "no"),
+                                            (np.int64, "same_kind"), (np.float32, "equiv")])
+def test_astype_follows_numpys_casting_rule(dtype, casting):
+    def f(x):
+        return np.sum(x.astype(dtype, casting=casting) * 2.0)
+
+    with pytest.raises(TypeError) as plain_error:
+        f(A.copy())
+    assert "cast" in str(plain_error.value)
+    with pytest.raises(TypeError, match=f"^pullback: .*casting='{casting}'"):
+        pb.grad(f)(A.copy())
+    g = lambda x: np.sum(np.real(x.astype(np.complex128, casting="safe") ** 2))  # noqa: E731
+    np.testing.assert_allclose(pb.grad(g)(A.copy()), central_differences(g, A.copy()),
+                               rtol=1e-5)
