@@ -9,7 +9,7 @@ refused, as a plain array's ``a[i] = x`` is.
 import numpy as np
 
 from ..core import memory
-from ..extend import Tracked, composite, name_of, on_backend, plain, ufunc_method
+from ..extend import Tracked, composite, is_complex, name_of, on_backend, plain, ufunc_method
 from ..refusals import called_from
 from .indexing import index_add
 
@@ -70,19 +70,28 @@ def put(a, ind, v, mode="raise"):
         a.flat[ind] = _cycled(v, ind.size)
 
 
+def _no_complex_into_real(func, a, values):
+    """NumPy's refusal of complex values written into a real array by ``func``."""
+    if is_complex(values) and not is_complex(a):
+        raise TypeError(
+            f"pullback: {name_of(func)} cannot write complex values into the real array "
+            f"(NumPy's error: it casts them under the rule 'safe'); write np.real(values), "
+            "or make the array complex first (a = a.astype(complex))"
+        )
+
+
 def putmask(a, mask, values):
     _target(np.putmask, a)
+    _no_complex_into_real(np.putmask, a, values)
     mask, values = _mask_of("putmask", a, mask), np.ravel(values)
-    np.putmask(np.empty_like(memory(a)), mask, plain(values))  # NumPy's checks of the cast
     if values.size:  # over a's flat positions
         a[mask] = np.reshape(_cycled(values, mask.size), np.shape(a))[mask]
 
 
 def place(arr, mask, vals):
     _target(np.place, arr)
+    _no_complex_into_real(np.place, arr, vals)
     mask, vals = _mask_of("place", arr, mask), np.ravel(vals)
-    if vals.size:  # NumPy's checks of the cast, on a scratch array
-        np.place(np.empty_like(memory(arr)), mask, plain(vals))
     n = int(np.count_nonzero(mask))
     if n and not vals.size:
         raise ValueError("Cannot insert from an empty array!")

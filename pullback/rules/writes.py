@@ -313,15 +313,29 @@ def _refresh_views(x, old_value):
         if w is x or w.level != x.level and w.level not in live_levels or not isinstance(
                 wv, np.ndarray) or _owner(wv) is not owner:
             continue
-        if wv.dtype != old_value.dtype:  # r = z.real taken before a write into z
-            raise _part_view()
-        geometry = (wv.ctypes.data - old_value.ctypes.data, wv.shape, wv.strides, order)
+        offset, part = wv.ctypes.data - old_value.ctypes.data, None
+        if wv.dtype != old_value.dtype:  # r = z.real (or z.imag) taken before a write into z
+            size = old_value.itemsize
+            part, offset = divmod(offset % size, size // 2)[0], offset - offset % size
+            if (wv.dtype.kind != "f" or old_value.dtype.kind != "c" or offset % size
+                    or wv.itemsize * 2 != size or any(s % size for s in wv.strides)):
+                raise _part_view()
+        geometry = (offset, wv.shape, wv.strides, order)
         try:  # a view outside x's part of the memory (x a view of a plain array) stays
             _positions(old_value.shape, geometry, old_value.itemsize)
         except ValueError:
             continue
-        new = reread(w, x, geometry)  # (a view of an outer level joins an inner write's)
-        if isinstance(new, Tracked) and new.args is not None and new.args[0] is w:
+        if part is None:
+            new = reread(w, x, geometry)  # (a view of an outer level joins an inner write's)
+        else:  # the real or imaginary part of the complex view with the same geometry
+            old = _moved(w)
+            whole = reread(old, x, geometry)
+            new = (np.imag if part else np.real)(whole)
+            if not (isinstance(whole, Tracked) and whole.args is not None
+                    and whole.args[0] is old):
+                continue
+        if isinstance(new, Tracked) and new.args is not None and (new.args[0] is w or part
+                                                                  is not None):
             _become(w, new)
             note_view(w)
 
