@@ -636,8 +636,8 @@ def scalar_seed(y, fname, losscheck, transform="grad"):
             "Return a float loss (0.0 for a constant one)."
         )
     # under pb.jit the check is on the traced value, a guard of the recorded program
-    if losscheck and not (np.isfinite(v) if isinstance(v, Tracked)
-                          else math.isfinite(np.ravel(v)[0])):
+    if losscheck and not (np.isfinite(v) if isinstance(v, Tracked)  # (a longdouble's
+                          else np.isfinite(np.ravel(v)[0])):    # 5e400 is finite)
         raise LossError(
             f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
             "finite" + (", or pass losscheck=False to differentiate it anyway"

@@ -134,7 +134,7 @@ def test_a_numpy_scalar_type_of_a_tracked_value_is_refused_not_dropped(cast):
     _matches_differences(lambda x: np.asarray(np.sum(x ** 2), dtype=np.float64) * 2.0)
 
 
-# ---------------------------------------------------------------------------- Python's scalar idioms
+# ---------------------------------------------------------------------- Python's scalar idioms
 
 _LOG = logging.getLogger("pullback.tests.formatting")
 
@@ -161,7 +161,7 @@ def test_percent_formatting_and_logging_format_the_plain_value(caplog):
     # elsewhere float() and int() of a tracked value still drop nothing silently
     for convert in (float, int, lambda v: math.exp(v)):
         with pytest.raises(TypeError, match="^pullback: "):
-            pb.grad(lambda x: convert(x[0]) + np.sum(x))(X)
+            pb.grad(lambda x, c=convert: c(x[0]) + np.sum(x))(X)
 
 
 def _branches(x):
@@ -200,3 +200,15 @@ def test_an_ndarray_method_without_a_rule_says_what_to_write(method):
     with pytest.raises(AttributeError, match="^'Tracked' object has no attribute 'nothing'"):
         pb.grad(lambda x: x.nothing)(X)
     assert not pb.grad(lambda x: np.sum(x) * hasattr(x, "tobytes"))(X).any()
+
+
+def test_a_finite_longdouble_loss_beyond_float64s_range_is_finite():
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        pytest.skip("this platform's longdouble is float64")
+    x = np.array([1e200, 2e200], dtype=np.longdouble)
+    f = lambda x: np.sum(x * x) / 10  # noqa: E731  (5e400: not a float64)
+    value, g = pb.value_and_grad(f)(x)
+    assert value == f(x) and np.isfinite(value)
+    h = x * np.finfo(np.longdouble).eps ** 0.5
+    want = np.array([(f(x + e) - f(x - e)) / (2 * e.sum()) for e in np.diag(h)])
+    np.testing.assert_allclose(g.astype(float), want.astype(float), rtol=1e-6)
