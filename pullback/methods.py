@@ -61,6 +61,25 @@ def _no_shape_assignment(self, shape):
     )
 
 
+def _set_real(self, v):  # y.real = v: a write into y, as NumPy's (its real part, or y itself)
+    v = np.real(v) if is_complex(v) else v
+    self[...] = v + 1j * np.imag(self) if is_complex(self) else v
+
+
+def _set_imag(self, v):
+    if not is_complex(self):
+        raise TypeError("pullback: y.imag = v of a real array (NumPy's error: it has no "
+                        "imaginary part to set); make it complex first, y = y.astype(complex)")
+    self[...] = np.real(self) + 1j * (np.real(v) if is_complex(v) else v)
+
+
+def _set_flat(self, v):  # y.flat = v: v's elements in turn over y's, repeated as NumPy's
+    v = np.ravel(v)
+    n, k = self.size, shape_of(v)[0]
+    if n and k:
+        self[...] = np.reshape(np.tile(v, -(-n // k))[:n], self.shape)
+
+
 class FlatIter:
     """``x.flat`` of a tracked value: NumPy's flat iterator (C order), whose elements and
     slices are tracked values; a write into it is a write into ``x``."""
@@ -114,14 +133,14 @@ class ArrayMethods:
     flags = property(lambda self: memory(self).flags)  # (of the value: read-only if held)
     base = None  # a tracked value is never a view of a plain array a write could go into
     device = "cpu"
-    flat = property(FlatIter)
+    flat = property(FlatIter, _set_flat)
     ndim = property(lambda self: self.value.ndim)
     dtype = property(lambda self: self.value.dtype)
     size = property(lambda self: self.value.size)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.swapaxes(self, -1, -2))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
+    real = property(lambda self: np.real(self), _set_real)
+    imag = property(lambda self: np.imag(self), _set_imag)
 
     def item(self, *args):
         """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""

@@ -984,3 +984,43 @@ def test_views_of_a_complex_arrays_parts_read_a_write_into_it(f):
     value, g = pb.value_and_grad(f)(z.copy())
     assert value == pytest.approx(f(z.copy()), rel=1e-12)
     np.testing.assert_allclose(g, central_differences(f, z.copy()), rtol=1e-6, atol=1e-8)
+
+
+def _parts_set(z):
+    y = np.zeros_like(z)
+    y.real = np.real(z)  # NumPy's idiom: fill the parts of a complex buffer
+    y.imag = 2.0 * np.imag(z) * np.real(z)
+    return np.sum(np.abs(y) ** 2)
+
+
+def _real_of_a_real_array_set(x):
+    y = np.zeros_like(x)
+    y.real = x ** 2  # a real array's real part is the array
+    return np.sum(y * x)
+
+
+def _flat_set(x):
+    y = np.ones((2, 3))  * x[0]
+    y.flat = x  # repeated over y's elements, as NumPy's
+    return np.sum(y ** 2 * np.arange(6.0).reshape(2, 3))
+
+
+@pytest.mark.parametrize("f, x", [
+    (_parts_set, np.array([0.3 + 0.5j, 0.7 - 0.2j, 1.1 + 0.1j])),
+    (_real_of_a_real_array_set, A), (_flat_set, A)])
+def test_setting_real_imag_and_flat_writes_as_numpy_does(f, x):
+    value, g = pb.value_and_grad(f)(x.copy())
+    assert value == pytest.approx(f(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, central_differences(f, x.copy()), rtol=1e-6, atol=1e-8)
+
+
+def test_setting_the_imaginary_part_of_a_real_array_is_numpys_error():
+    def f(x):
+        y = x * 1.0
+        y.imag = x
+        return np.sum(y)
+
+    with pytest.raises(TypeError):
+        f(A.copy())
+    with pytest.raises(TypeError, match=r"^pullback: y\.imag = v of a real array"):
+        pb.grad(f)(A.copy())
