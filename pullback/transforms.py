@@ -70,7 +70,7 @@ def _require_chunk_size(chunk_size, transform, unit):
 
 
 def _chunks(total, chunk_size):
-    step = total if not chunk_size else max(1, int(chunk_size))
+    step = (total or 1) if not chunk_size else max(1, int(chunk_size))  # (a size-0 output)
     return [(a, min(a + step, total)) for a in range(0, total, step)] or [(0, 0)]
 
 
@@ -364,8 +364,9 @@ def _diagonal_blocks(pull, outs, shape):
         row = []
         for d in diagonals:
             d = np.reshape(d[i], (n,))
-            full = np.eye(n, dtype=np.result_type(plain(d))) * d if isinstance(
-                d, Tracked) else np.diagflat(d)
+            # zeros off the diagonal even where d is not finite (np.sqrt's derivative at 0)
+            full = np.where(np.eye(n, dtype=bool), d, np.zeros((), np.result_type(plain(
+                d)))) if isinstance(d, Tracked) else np.diagflat(d)
             row.append(np.reshape(full, shape + shape))
         blocks.append(row)
     return blocks

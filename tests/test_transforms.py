@@ -8,6 +8,7 @@ on small inputs.
 
 import math
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -735,3 +736,24 @@ def test_jvp_and_hvp_match_a_tangent_to_its_primal_by_key_and_position():
     expected = (grad_y(x, y + eps * v) - grad_y(x, y - eps * v)) / (2 * eps)
     close(pb.hvp(g, (x, y), (v,), argnums=1), expected)
     close(pb.hvp(g, (x, y), [v], argnums=(1,))[0], expected)
+
+
+@pytest.mark.parametrize("transform", [pb.jacobian, pb.jacfwd])
+@pytest.mark.parametrize("f", [np.cumsum, np.sort, lambda x: x[::-1], lambda x: (x, 2 * x),
+                               lambda x: x @ np.ones((0, 3))])
+def test_jacobians_of_size_0_outputs_are_empty_arrays_of_their_shape(transform, f):
+    x = np.zeros(0)
+    out = f(x)
+    got = transform(f)(x)
+    for o, j in zip(pb.tree_flatten(out)[0], pb.tree_flatten(got)[0]):
+        assert isinstance(j, np.ndarray) and j.shape == np.shape(o) + x.shape
+    assert pb.hessian(lambda x: np.sum(np.cumsum(x) ** 2))(x).shape == (0, 0)
+
+
+def test_a_jitted_elementwise_jacobian_is_zero_off_its_diagonal_where_it_is_infinite():
+    x = np.array([0.0, 1.0, 2.0])  # np.sqrt's derivative is infinite at 0
+    eager = pb.jacobian(np.sqrt)(x)
+    np.testing.assert_array_equal(eager[~np.eye(3, dtype=bool)], 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        np.testing.assert_array_equal(pb.jit(pb.jacobian(np.sqrt))(x), eager)
