@@ -383,9 +383,23 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     array([[6., 2.],
            [2., 0.]])
     """
-    function_named(f, "pb.hessian")
+    fname = function_named(f, "pb.hessian")
     _require_chunk_size(chunk_size, "hessian", "rows per backward pass")
-    return jacobian(named_grad(f, argnums, False, True, "hessian"), argnums, chunk_size)
+    hessian_of = jacobian(named_grad(f, argnums, False, True, "hessian"), argnums, chunk_size)
+
+    @functools.wraps(f)
+    def hessian_f(*args: Any, **kwargs: Any) -> Any:
+        for i in normalize_argnums(argnums, len(args), fname)[1]:
+            if any(is_complex(leaf) for leaf in tree_flatten(args[i])[0]):
+                raise TypeError(
+                    f"pullback: pb.hessian of {fname} needs real arguments, and argument {i} "
+                    "is complex (the gradient of a real function of it is complex, whose "
+                    "Jacobian is no Hessian). Use pb.hvp for Hessian-vector products, or "
+                    "differentiate with respect to the real and imaginary parts: "
+                    "f(x + 1j * y) of real x and y")
+        return hessian_of(*args, **kwargs)
+
+    return hessian_f
 
 
 def hvp(f: Callable[..., Any], primals: Iterable[Any], tangents: Iterable[Any],

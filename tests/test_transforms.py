@@ -15,6 +15,7 @@ import pytest
 import scipy.special
 
 import pullback as pb
+from tests.conftest import central_differences
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((2, 3))
@@ -757,3 +758,14 @@ def test_a_jitted_elementwise_jacobian_is_zero_off_its_diagonal_where_it_is_infi
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         np.testing.assert_array_equal(pb.jit(pb.jacobian(np.sqrt))(x), eager)
+
+
+def test_the_hessian_of_a_function_of_a_complex_argument_is_refused_naming_hvp():
+    f = lambda z: np.sum(np.abs(z) ** 2)  # noqa: E731  (a real function of complex z)
+    with pytest.raises(TypeError, match=r"^pullback: pb\.hessian of .*<lambda> needs real "
+                                        r"arguments, and argument 0 is complex.*pb\.hvp"):
+        pb.hessian(f)(np.array([1.0 + 2j, 0.5j]))
+    x = np.array([1.0, -0.5])  # a real argument: its Hessian, by differences of differences
+    want = np.stack([central_differences(lambda y, i=i: central_differences(f, y, 1e-4)[i], x,
+                                         1e-4) for i in range(2)])
+    np.testing.assert_allclose(pb.hessian(f)(x), want, rtol=1e-5, atol=1e-6)
