@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     products,
     reductions,
     scans,
+    scimath,
     shapes,
     sorting,
     statistics,
