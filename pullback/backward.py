@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import refusals
+from . import refusals, tree
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds
@@ -552,8 +552,9 @@ def described(x):
         return f"a dict with keys {sorted(map(repr, v))}"
     dtype = getattr(v, "dtype", None)
     if isinstance(v, (np.ndarray, np.generic, Tracked)) or is_foreign(v) or is_lazy(v):
-        return (f"a {dtype} scalar" if shape_of(v) == () else
-                f"a {dtype} array of shape {shape_of(v)}")
+        a = tree.article(str(dtype))  # (an object array, a <U1 array)
+        return (f"{a} {dtype} scalar" if shape_of(v) == () else
+                f"{a} {dtype} array of shape {shape_of(v)}")
     return kind_of(v)
 
 
@@ -811,11 +812,13 @@ class VJP:
             )
         checked = []
         for k, (s, o) in enumerate(zip(seeds, self._outs)):
-            if isinstance(s, (str, bytes)) or s is None:  # (None: NaN further on)
-                raise TypeError(
+            if isinstance(s, (str, bytes)) or s is None or dtype_of(s).kind not in "biufc":
+                raise TypeError(  # (None: NaN further on; a str or object array: a crash)
                     f"pullback: cotangent {k} for {self._fname} is "
-                    + ("None" if s is None else f"a {type(s).__name__}")
-                    + "; pass an array of the output's shape (np.ones_like(out) for a sum)")
+                    + ("None" if s is None else f"a {type(s).__name__}" if isinstance(
+                        s, (str, bytes)) else described(s))
+                    + "; pass an array of numbers of the output's shape (np.ones_like(out) "
+                    "for a sum)")
             want = batch_shape + shape_of(o)
             if shape_of(s) != want:
                 raise ValueError(

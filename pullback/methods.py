@@ -167,11 +167,14 @@ class ArrayMethods:
         if type is not None and type is not np.ndarray:
             refuse_subclass(None, type)
         if dtype is not None and np.dtype(dtype) != self.dtype:
+            parts = self.dtype.kind == "c" and np.dtype(dtype).itemsize * 2 == self.itemsize
             raise TypeError(
                 f"pullback: x.view({np.dtype(dtype)}) reinterprets the bytes of a tracked "
-                f"value of dtype {self.dtype}, which has no derivative. Convert the values "
-                "with x.astype(dtype), or take the view of a constant (pb.stop_gradient(x))."
-            )
+                f"value of dtype {self.dtype}, which has no derivative. " + (
+                    "For the real and imaginary parts interleaved, as the view holds them, "
+                    "write np.stack([x.real, x.imag], axis=-1) (reshape it to fold the last "
+                    "axis in)" if parts else "Convert the values with x.astype(dtype)")
+                + ", or take the view of a constant (pb.stop_gradient(x)).")
         return self
 
     @property

@@ -163,7 +163,8 @@ def refuse_scalar(kind: str, x: Any = None) -> Any:
         f"pullback: {kind}() of a tracked value{_by(where)} would drop its "
         "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "
         "into a plain array (make the buffer tracked: a = np.zeros_like(x)); x.item() "
-        "leaves the graph on purpose."
+        "leaves the graph on purpose." + (" For complex(a, b), write a + 1j * b."
+                                          if kind == "complex" else "")
     )
 
 

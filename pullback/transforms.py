@@ -145,9 +145,9 @@ def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
         for k, (x, v) in enumerate(zip(flat_p, flat_t)):
             at = "" if pdef is None else path_of(p, k)
             tangent, primal = f"tangent {j}{at} for {transform} of {fname}", f"primal {i}{at}"
-            if not is_value(v):
+            if not is_value(v) or dtype_of(v).kind not in "biufc":
                 raise TypeError(f"pullback: {tangent} is {described(v)}; pass an array of "
-                                f"{primal}'s shape {shape_of(x)}")
+                                f"numbers of {primal}'s shape {shape_of(x)}")
             if shape_of(v) != shape_of(x):
                 raise ValueError(f"pullback: {tangent} has shape {shape_of(v)}, but {primal} "
                                  f"has shape {shape_of(x)}")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .test_transforms import close, fd_hessian, fd_jacobian
 
@@ -684,3 +685,26 @@ def test_jacfwd_and_hessian_refusals_name_themselves(call, error, match):
         with pytest.raises(error) as caught:
             call()
         assert message not in str(caught.value).splitlines()[0]
+
+
+def test_a_complex_arrays_float_view_and_complex_of_two_values_name_what_to_write():
+    z = np.array([1.0 + 2j, 0.5 - 1j])
+    with pytest.raises(TypeError, match=r"x\.view\(float64\).*np\.stack\(\[x\.real, "
+                                        r"x\.imag\], axis=-1\)"):
+        pb.grad(lambda z: np.sum(z.view(np.float64)))(z)
+    f = lambda z: np.sum(np.stack([z.real, z.imag], axis=-1) ** 2)  # noqa: E731
+    assert np.array_equal(np.stack([z.real, z.imag], axis=-1).ravel(), z.view(np.float64))
+    np.testing.assert_allclose(pb.grad(f)(z), central_differences(f, z), rtol=1e-6)
+    with pytest.raises(TypeError, match=r"For complex\(a, b\), write a \+ 1j \* b"):
+        pb.grad(lambda x: np.abs(complex(x[0], x[1])) + np.sum(x))(np.ones(2))
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0, None], dtype=object), np.array(["a", "b"])])
+def test_tangents_and_cotangents_that_are_no_numbers_are_refused(bad):
+    x = np.array([0.3, 0.7])
+    with pytest.raises(TypeError, match=r"^pullback: tangent 0 for jvp of sin is an? "
+                                        r"(object|<U1) array.*array of numbers"):
+        pb.jvp(np.sin, (x,), (bad,))
+    with pytest.raises(TypeError, match=r"^pullback: cotangent 0 for sin is an? "
+                                        r"(object|<U1) array.*array of numbers"):
+        pb.vjp(np.sin, x)[1](bad)
