@@ -817,8 +817,8 @@ class VJP:
                     f"pullback: cotangent {k} for {self._fname} is "
                     + ("None" if s is None else f"a {type(s).__name__}" if isinstance(
                         s, (str, bytes)) else described(s))
-                    + "; pass an array of numbers of the output's shape (np.ones_like(out) "
-                    "for a sum)")
+                    + "; pass an array of the output's shape holding numbers "
+                    "(np.ones_like(out) for a sum)")
             want = batch_shape + shape_of(o)
             if shape_of(s) != want:
                 raise ValueError(

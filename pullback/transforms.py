@@ -147,7 +147,8 @@ def _tangent_leaves(fname, transform, primals, tangents, nums, argnums=None):
             tangent, primal = f"tangent {j}{at} for {transform} of {fname}", f"primal {i}{at}"
             if not is_value(v) or dtype_of(v).kind not in "biufc":
                 raise TypeError(f"pullback: {tangent} is {described(v)}; pass an array of "
-                                f"numbers of {primal}'s shape {shape_of(x)}")
+                                f"{primal}'s shape {shape_of(x)}" + (
+                                    " holding numbers" if is_value(v) else ""))
             if shape_of(v) != shape_of(x):
                 raise ValueError(f"pullback: {tangent} has shape {shape_of(v)}, but {primal} "
                                  f"has shape {shape_of(x)}")
