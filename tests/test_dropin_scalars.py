@@ -212,3 +212,26 @@ def test_a_finite_longdouble_loss_beyond_float64s_range_is_finite():
     h = x * np.finfo(np.longdouble).eps ** 0.5
     want = np.array([(f(x + e) - f(x - e)) / (2 * e.sum()) for e in np.diag(h)])
     np.testing.assert_allclose(g.astype(float), want.astype(float), rtol=1e-6)
+
+
+def test_a_python_float_argument_is_differentiated_as_a_float64():
+    # docs/conventions.md: boxed as np.float64, so float32 data meets a float64 value (NumPy
+    # would read a plain Python float as weak); np.float32(s) keeps the computation float32
+    data = np.array([0.25, 0.5], dtype=np.float32)
+    seen = []
+
+    def f(s):
+        y = data * s
+        seen.append(plain_dtype(y))
+        return np.sum(y ** 2)
+
+    g = pb.grad(f)(1.5)
+    assert seen[-1] == np.float64 and type(g) is np.float64
+    g32 = pb.grad(f)(np.float32(1.5))
+    assert seen[-1] == np.float32 and type(g32) is np.float32
+    want = central_differences(lambda s: f(s[0]), np.array([1.5]))[0]
+    assert g == pytest.approx(want, rel=1e-6) and g32 == pytest.approx(want, rel=1e-5)
+
+
+def plain_dtype(y):
+    return y.dtype.type
