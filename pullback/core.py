@@ -202,7 +202,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
         out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
     elif is_inexact(out):
         if isinstance(out, np.ndarray) and isinstance(out, (np.matrix, np.ma.MaskedArray)):
-            refuse_subclass(func, out)  # (an ndarray subclass: np.dot(x, matrix))
+            refuse_subclass(func, next((a for a in args if type(a) is type(out)), out))
         out = Tracked(out, level, args, rule)
         hold(out, saved, rule)
         v = memory(out)  # a view one level down, or the argument's memory itself

@@ -124,6 +124,14 @@ def swallowed(error: BaseException) -> BaseException | None:
 
 def refuse_conversion(shape: tuple, dtype: Any) -> Any:
     """Refuse to make a tracked value a plain NumPy array (``Tracked.__array__``)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:  # np.matrix(x): NumPy's constructor converts x
+        if frame.f_code.co_filename.endswith("defmatrix.py"):
+            raise TypeError(
+                "pullback: np.matrix(x) of a tracked value: pullback differentiates plain "
+                "arrays, and an np.matrix's * is a matrix product and its reductions keep two "
+                "axes. Keep x an array and write x @ y for the matrix product.")
+        frame = frame.f_back
     where = called_from()
     _last.message = f"pullback: a tracked value (shape {shape}, dtype {dtype}) was refused " + (
         f"as a plain NumPy array (by {where})." if where else "as a plain NumPy array.")

@@ -708,3 +708,18 @@ def test_tangents_and_cotangents_that_are_no_numbers_are_refused(bad):
     with pytest.raises(TypeError, match=r"^pullback: cotangent 0 for sin is an? "
                                         r"(object|<U1) array.*holding numbers"):
         pb.vjp(np.sin, x)[1](bad)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: np.matrix(x), r"^pullback: np\.matrix\(x\) of a tracked value.*x @ y"),
+    (lambda x: x.reshape(2, 2) @ np.matrix(np.eye(2, 3)),
+     r"^pullback: np\.matmul met an np\.matrix of shape \(2, 3\)"),
+    (lambda x: np.array(x, dtype=object), r"^pullback: np\.array\(\.\.\., dtype=object\)"),
+    (lambda x: np.array([[x[0], 1.0], [x[1]]], dtype=object),
+     r"^pullback: np\.array\(\.\.\., dtype=object\).*np\.vectorize"),
+])
+def test_matrices_and_object_arrays_made_of_tracked_values_are_refused_naming_them(call,
+                                                                                    message):
+    call(np.ones(4))  # NumPy makes them of plain values
+    with pytest.raises(TypeError, match=message):
+        pb.grad(lambda x: np.sum(np.asarray(call(x), dtype=float)))(np.ones(4))
