@@ -21,7 +21,7 @@ from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds
 from .lazy import is_lazy
 from .methods import escapes, is_complex, owner, shape_of
-from .refusals import library_rule, no_derivative, pullback_name
+from .refusals import fitted_list, library_rule, no_derivative, pullback_name
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -212,12 +212,12 @@ def _per_slice(pullback, g, out):
     nb = np.ndim(plain(g0)) - np.ndim(plain(out0))
     if nb <= 0:
         return pullback(g)
-    batch = np.shape(plain(g0))[:nb]
-    flats = [np.reshape(c, (-1,) + shape_of(c)[nb:]) for c in (g if several else (g,))]
+    n = math.prod(batch := np.shape(plain(g0))[:nb])  # (n, not -1: a slice may be empty)
+    flats = [np.reshape(c, (n,) + shape_of(c)[nb:]) for c in (g if several else (g,))]
     # a slice's entries may be thunks: run them here, where they are stacked
     slices = [[c() if callable(c) else c for c in pullback(
         tuple(f[i] for f in flats) if several else flats[0][i])]
-        for i in range(math.prod(batch))]
+        for i in range(n)]
     stacks = [None if all(p is None for p in parts) else np.stack(parts)
               for parts in zip(*slices)]
     return tuple(None if s is None else np.reshape(s, batch + shape_of(s)[1:])
@@ -255,7 +255,7 @@ def _match(node, cts):
                 if _tracked_at(a, level):
                     no_derivative(node.rule, i, ct)
             elif ct is not None:
-                nested.append((a, ct() if callable(ct) else ct))
+                nested.append((a, fitted_list(a, ct() if callable(ct) else ct, node.rule, i)))
     while nested:
         items, entries = nested.pop()
         for b, c in zip(items, entries):

@@ -75,9 +75,10 @@ def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=Fa
         copy = {np._CopyMode.ALWAYS: True, np._CopyMode.IF_NEEDED: None}.get(copy, False)
     if dtype is not None and np.dtype(dtype).kind == "O":  # (ragged lists too)
         raise TypeError(
-            "pullback: np.array(..., dtype=object) of tracked values would hold plain Python "
-            "numbers, which drop the gradient; keep a float dtype (np.array(x)), and to apply "
-            "a Python function to each element, use np.vectorize(f)(x)")
+            "pullback: np.array(..., dtype=object) of tracked values makes an object array "
+            "(dtype=object) of plain Python numbers, which would drop the gradient; keep a "
+            "float dtype (np.array(x)), and to apply a Python function to each element, use "
+            "np.vectorize(f)(x)")
     fresh = not isinstance(obj, Tracked)
     result = _stacked(obj)
     if dtype is not None and np.dtype(dtype) != result.dtype:

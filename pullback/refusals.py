@@ -228,3 +228,26 @@ def refuse_subclass(func: Any, value: Any) -> Any:
         f"ndarray semantics, which {what} does not follow, so the gradient would be wrong. "
         f"Instead, pass {fix}."
     )
+
+
+def _list_shape(items: Any) -> tuple:
+    """The shape of the array NumPy makes of a (nested) list of values, tracked or not."""
+    if type(items) is list or type(items) is tuple:
+        return (len(items),) + (_list_shape(items[0]) if items else ())
+    return tuple(getattr(items, "shape", ()))
+
+
+def fitted_list(items: Any, ct: Any, rule: Any, i: int) -> Any:
+    """``ct``, the cotangent a rule returned for its argument ``i``, a list or tuple
+    ``items`` holding tracked values, after checking that it is one entry per item: an
+    array of the list's shape (a list of cotangents passes), not one with batch axes or
+    broadcast axes, which pairing by the first axis would misread."""
+    shape = getattr(ct, "shape", None)
+    if type(ct) in (list, tuple) or shape is None or tuple(shape) == _list_shape(items):
+        return ct
+    raise ValueError(
+        f"pullback: {pullback_name(rule)} got a list holding tracked values as argument "
+        f"{i}, and its cotangent has shape {tuple(shape)} where the list's array has shape "
+        f"{_list_shape(items)} (batch or broadcast axes, which a list cannot take): pass "
+        "np.array(the list) instead"
+    )

@@ -1024,3 +1024,21 @@ def test_setting_the_imaginary_part_of_a_real_array_is_numpys_error():
         f(A.copy())
     with pytest.raises(TypeError, match=r"^pullback: y\.imag = v of a real array"):
         pb.grad(f)(A.copy())
+
+
+def test_a_list_of_tracked_values_given_to_a_scipy_function_is_right_or_refused():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    rng = np.random.default_rng(0)
+    a, q = rng.standard_normal((3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2))
+
+    def f(x, a=a):
+        return np.sum(scipy_linalg.solve_sylvester(a, [[x[0], x[1]], [x[2], x[3]]], q) ** 2)
+
+    x = rng.standard_normal(4)
+    np.testing.assert_allclose(pb.grad(f)(x), central_differences(f, x), rtol=1e-6)
+    # a stack of a's broadcasts the list: its cotangent gains an axis, which pairing the
+    # list's entries by the first axis would misread (it did, silently)
+    stack = np.stack([a, a + np.eye(3)])
+    with pytest.raises(ValueError, match=r"got a list holding tracked values as argument 1.*"
+                                         r"shape \(2, 2, 2\).*np\.array\(the list\)"):
+        pb.grad(lambda x: f(x, stack))(x)
