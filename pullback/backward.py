@@ -254,7 +254,7 @@ def _match(node, cts):
             if ct.__class__ is NotImplementedCotangent:
                 if _tracked_at(a, level):
                     no_derivative(node.rule, i, ct)
-            elif ct is not None:
+            elif ct is not None and _tracked_at(a, level):  # (a plain list needs none)
                 nested.append((a, fitted_list(a, ct() if callable(ct) else ct, node.rule, i)))
     while nested:
         items, entries = nested.pop()
