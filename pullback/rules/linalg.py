@@ -32,11 +32,14 @@ from ._linalg import (
     svdvals_vjp,
     uncolumns,
 )
-from ._util import batch_shape, conj_if_complex, zero_of
+from ._util import as_array, batch_shape, conj_if_complex, zero_of
 
 nondifferentiable(np.linalg.matrix_rank)
 
 # ---------------------------------------------------------------------------- products
+
+_LISTS = (list, tuple)
+
 
 def _matmul_vjp(g, a, b, a_nd, b_nd):
     """Cotangents of ``a @ b``: g times b transposed, and a transposed times g; 1-d
@@ -69,6 +72,8 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
 
 
 def matmul_rule(a, b):
+    if type(a) in _LISTS or type(b) in _LISTS:  # np.linalg.matmul of a list: the pullback
+        a, b = as_array(a), as_array(b)  # transposes it (a check, not a call: a hot rule)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
 
     def matmul_pullback(g):
@@ -83,6 +88,8 @@ def _real_matrices(a, b):  # the common case: g @ b.T and a.T @ g, recorded as a
 
 
 def dot_rule(a, b):
+    if type(a) in _LISTS or type(b) in _LISTS:  # np.dot of a list
+        a, b = as_array(a), as_array(b)
     a_shape, b_shape = shape_of(a), shape_of(b)
     a_nd, b_nd = len(a_shape), len(b_shape)
 
@@ -93,9 +100,10 @@ def dot_rule(a, b):
             return _matmul_vjp(g, a, b, a_nd, b_nd)  # dot agrees with matmul here
         # dot(a, b)[i..., j..., m] = sum_k a[i..., k] b[j..., k, m]: one matrix product
         # of a as (P, K) and b with its axis k moved first, as (K, Q M)
+        # (the sizes written out: a reshape to (-1, 0) is ambiguous for an empty axis k)
         k = a_shape[-1]
-        a2 = np.reshape(a, (-1, k))
-        b2 = np.reshape(np.moveaxis(b, -2, 0), (k, -1))
+        a2 = np.reshape(a, (math.prod(a_shape[:-1]), k))
+        b2 = np.reshape(np.moveaxis(b, -2, 0), (k, math.prod(b_shape[:-2] + b_shape[-1:])))
         g2 = np.reshape(g, batch_shape(g, a_nd + b_nd - 2) + (a2.shape[0], b2.shape[1]))
         ga = np.reshape(np.matmul(g2, H(b2)), shape_of(g2)[:-2] + a_shape)
         gb = np.reshape(np.matmul(H(a2), g2), shape_of(g2)[:-2] + (k,) + b_shape[:-2]
@@ -200,6 +208,8 @@ def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
     ans = np.linalg.pinv(a, hermitian=hermitian, **kwargs)
 
     def pinv_pullback(g):
+        if 0 in shape_of(a):  # (NumPy takes an empty a with hermitian=True, square or not)
+            return None, None, None
         ga = _pinv_vjp(a, ans, g)
         if hermitian:  # computed by eigh, which reads the lower triangle
             ga = hermitian_adjoint(ga, lower=True)

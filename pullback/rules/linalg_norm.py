@@ -110,6 +110,7 @@ def norm_rule(x, ord=None, axis=None, keepdims=False):
 @rrule_if_present(np.linalg, "vector_norm")
 def vector_norm_rule(x, *, axis=None, keepdims=False, ord=2):
     ans = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    ord = 2 if ord is None else ord  # (NumPy's None: the 2-norm)
     axes = normalize_axes(axis, len(shape_of(x)))
     return ans, _norm_pullback(x, ans, axes, keepdims,
                                lambda n: _vector_direction(x, n, ord, axes),

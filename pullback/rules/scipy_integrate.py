@@ -11,12 +11,13 @@ original). The pullback works on plain values: it is first order only.
 """
 
 import inspect
+import math
 
 import numpy as np
 import scipy.integrate
 
 from ..extend import NoRuleError, Tracked, plain, rrule
-from ._util import intercept
+from ._util import as_array, intercept
 
 _odeint = intercept(scipy.integrate, "odeint")
 _odeint.__module__ = "scipy.integrate"
@@ -69,14 +70,19 @@ def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
     times = np.asarray(t, dtype=float)
     T, D = np.shape(ans)
     which = [i for i, a in enumerate(args) if _is_array(a)]
-    shapes = [np.shape(args[i]) for i in which]
+    # the arrays differentiated (a list of numbers among them as an array: func is
+    # differentiated with respect to it)
+    arrays = [as_array(args[i]) for i in which]
+    shapes = [np.shape(a) for a in arrays]
     sizes = [int(np.prod(s)) for s in shapes]
 
     def odeint_pullback(g):
         _first_order(g, y0, t, args)
         g = plain(g)
+        if not np.size(g):  # no times or an empty state: nothing depends on the inputs
+            return (None,) * (4 + len(rest))
         batch = np.shape(g)[:-2]
-        slices = [adjoint_solve(gk) for gk in np.reshape(g, (-1, T, D))]
+        slices = [adjoint_solve(gk) for gk in np.reshape(g, (math.prod(batch), T, D))]
         ct_y0, ct_t, ct_arrays = (np.reshape(np.stack(parts), batch + shape)
                                   for parts, shape in zip(zip(*slices), [
                                       np.shape(y0), np.shape(t), (sum(sizes),)]))
@@ -102,7 +108,7 @@ def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
             # y' = f, a' = -a^T df/dy, and the others integrate -a^T df/ds, -a^T df/dargs
             y, a = state[:D], state[D:2 * D]
             out, back = vjp(lambda y, s, *ps: np.reshape(f(y, s, *with_arrays(ps)), (D,)),
-                            y, s, *[args[i] for i in which])
+                            y, s, *arrays)
             cts = back(-a)
             return np.concatenate([out, np.ravel(cts[0]), [float(cts[1])]]
                                   + [np.ravel(c) for c in cts[2:]])

@@ -9,6 +9,7 @@ numpy.linalg (see linalg_decomp).
 """
 
 import functools
+import math
 
 import numpy as np
 import scipy.linalg
@@ -33,7 +34,7 @@ from ._linalg import (
     uncolumns,
     used_columns,
 )
-from ._util import conj_if_complex, intercept
+from ._util import as_array, conj_if_complex, intercept
 from .linalg_decomp import _fold_complement, _qr_vjp, _qr_wide_vjp, _svd_vjp
 
 solve_triangular = intercept(scipy.linalg, "solve_triangular")
@@ -55,6 +56,13 @@ solve_banded = intercept(scipy.linalg, "solve_banded")
 
 def _vector(b):
     return len(shape_of(b)) == 1
+
+
+def _empty(a):
+    """Whether ``a`` holds no entries (a stack of no matrices, a matrix with no rows):
+    SciPy refuses some of these (lu_factor, solve_sylvester of a zero-size batch), and
+    their cotangents are empty."""
+    return 0 in shape_of(a)
 
 
 def _triangle(n, lower, strict=False):
@@ -227,6 +235,8 @@ def _frechet_adjoint(f, a, g):
 
 @rrule(expm)
 def expm_rule(A):
+    A = as_array(A)  # (SciPy takes a list of numbers: the pullback reads A's dtype)
+
     def expm_pullback(g):
         return (_frechet_adjoint(expm, A, g),)
 
@@ -278,6 +288,8 @@ for _name, _impl in (("cosm", cosm_impl), ("sinm", sinm_impl), ("coshm", coshm_i
 
 @rrule(logm)
 def logm_rule(A, *args, **kwargs):
+    A = as_array(A)
+
     def logm_pullback(g):
         return (_frechet_adjoint(logm, A, g),) + (None,) * 2
 
@@ -289,6 +301,8 @@ def sqrtm_rule(A, *args, **kwargs):
     ans = sqrtm(A, *args, **kwargs)
 
     def sqrtm_pullback(g):
+        if _empty(g):  # no matrices (SciPy's solve_sylvester refuses an empty stack)
+            return (None,) * 4
         # x x = a: x dx + dx x = da, so ga solves x^H ga + ga x^H = g
         xh = H(ans)
         return (solve_sylvester(xh, xh, g),) + (None,) * 3
@@ -330,9 +344,9 @@ def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_in
         # and dv = v c, c = F * k - diag(v^H db v) / 2 (b = I: numpy.linalg.eigh's rule)
         if eigvals_only:
             (w, v), gw, gv = eigh(a, b, lower=lower), g, None
-            if subset_by_index is not None:  # eigenvalues lo .. hi of all n
+            n = shape_of(a)[-1]
+            if subset_by_index is not None and n:  # eigenvalues lo .. hi of all n
                 lo, hi = (int(i) for i in subset_by_index)
-                n = shape_of(a)[-1]
                 gw = np.pad(g, [(0, 0)] * (len(shape_of(g)) - 1) + [(lo, n - 1 - hi)])
         else:
             (w, v), (gw, gv) = ans, g
@@ -431,6 +445,7 @@ def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
 @rrule(solve)
 def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
                assume_a=None, transposed=False):
+    a, b = as_array(a), as_array(b)  # (SciPy takes lists: the pullback reads a's dtype)
     ans = solve(a, b, lower, False, False, check_finite, assume_a, transposed)
 
     def solve_pullback(g):
@@ -466,6 +481,7 @@ def _band_transpose(ab, lower, upper):
 @rrule(solve_banded, batched=False)
 def solve_banded_rule(l_and_u, ab, b, *args, **kwargs):
     """Derivatives with respect to the band ab (the entries inside the matrix) and b."""
+    ab, b = as_array(ab), as_array(b)  # (SciPy takes lists: the pullback slices ab)
     ans = solve_banded(l_and_u, ab, b, *args, **kwargs)
     lower, upper = (int(k) for k in l_and_u)
 
@@ -475,8 +491,10 @@ def solve_banded_rule(l_and_u, ab, b, *args, **kwargs):
                           g, *args, **kwargs)
 
         def solve_banded_ab():
-            x = np.reshape(ans, (shape_of(ans)[0], -1))
-            gbc = np.reshape(gb, (shape_of(ans)[0], -1))
+            # (the sizes written out: a reshape to (0, -1) is ambiguous for an empty b)
+            n, k = shape_of(ans)[0], math.prod(shape_of(ans)[1:])
+            x = np.reshape(ans, (n, k))
+            gbc = np.reshape(gb, (n, k))
             xc = conj_if_complex(x)
             # row r holds A[j + r - u, j]
             rows = [-np.sum(_shift(gbc, r - upper, -2) * xc, axis=-1)
@@ -538,6 +556,7 @@ def _column_permutation(p, n):
 
 @rrule(qr)
 def qr_rule(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    a = as_array(a)  # (SciPy takes a list: the pullback slices and multiplies a)
     if mode not in ("full", "economic", "r"):
         raise NoRuleError(
             f"pullback: scipy.linalg.qr(mode={mode!r}) has no derivative rule (no rule for "
@@ -602,11 +621,14 @@ def pinv_impl(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
 
 def lstsq_impl(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True,
                lapack_driver=None):
+    a, b = as_array(a), as_array(b)  # (SciPy takes lists; a's dtype is read here)
     # every driver gives the minimum-norm solution; SciPy's default cutoff is the
     # machine precision, relative to the largest singular value (np.linalg's rcond)
     eps = np.finfo(np.result_type(plain(a), plain(b), np.float32)).eps
     x, residues, rank, s = np.linalg.lstsq(a, b, rcond=eps if cond is None else cond)
-    if lapack_driver == "gelsy":  # which gives no residues and no singular values
+    # gelsy gives no residues and no singular values; SciPy answers an empty a (no rows
+    # or no columns) before it picks a driver, as np.linalg does
+    if lapack_driver == "gelsy" and not _empty(a):
         residues, s = zeros_on(x, (0,), plain(x).dtype), None  # (where x lives)
     elif _vector(b) and shape_of(residues) == (1,):
         residues = residues[0]  # SciPy's float for a vector b (np.linalg's (1,) array)
@@ -614,12 +636,16 @@ def lstsq_impl(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_fini
 
 
 def lu_impl(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    a = as_array(a)
     m, n = shape_of(a)[-2:]
     if m != n:
         raise NoRuleError(
             "pullback: scipy.linalg.lu has a rule for square matrices only (through "
             "scipy.linalg.lu_factor's)")
     p = lu.__wrapped__(plain(a), p_indices=p_indices)[0]  # SciPy's permutation, a constant
+    if _empty(a):  # no matrices (lu_factor refuses an empty stack): empty factors
+        low, up, _ = _lu_parts(a)
+        return (low, up) if permute_l else (p, low, up)
     low, up, _ = _lu_parts(lu_factor(a)[0])  # a = p l u: the same factors as lu_factor's
     if permute_l:
         return np.matmul(_permutation(p, n) if p_indices else p, low), up
@@ -632,6 +658,7 @@ def _permutation(indices, n):
 
 
 def block_diag_impl(*arrs):
+    arrs = [as_array(x) for x in arrs]  # (a block given as a list holding tracked values)
     # SciPy's call on the plain blocks first: its checks, its dtype and shape
     ans = block_diag.__wrapped__(*(plain(x) for x in arrs))
     blocks = [np.atleast_2d(x) for x in arrs]

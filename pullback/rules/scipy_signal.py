@@ -8,6 +8,8 @@ valid-mode correlation or convolution (cotangent shapes follow the complex conve
     correlate(a, b): ct_a = convolve(G, b, "valid"),   ct_b = flip(conj(correlate(G, a, "valid")))
 
 The pullbacks use the caller's ``method``: direct and FFT evaluation are the same map.
+Where an input is empty, every output entry is an empty sum (0) whatever the other input
+holds: both cotangents are zero (the full shape there may have an axis of length -1).
 
 ``convolve2d`` and ``correlate2d`` (SciPy's compiled 2-D routines, with boundary
 conditions) have no rule of their own: for tracked input they are replaced by the same map
@@ -26,7 +28,7 @@ import numpy as np
 import scipy.signal
 
 from ..extend import NoRuleError, Tracked, rrule, shape_of
-from ._util import batch_shape, conj_if_complex, intercept
+from ._util import as_array, batch_shape, conj_if_complex, intercept
 
 convolve = intercept(scipy.signal, "convolve")
 correlate = intercept(scipy.signal, "correlate")
@@ -60,14 +62,20 @@ def _full_shape(in1, in2):
     return tuple(n + m - 1 for n, m in zip(shape_of(in1), shape_of(in2)))
 
 
+def _empty(in1, in2):
+    return 0 in shape_of(in1) or 0 in shape_of(in2)
+
+
 @rrule(convolve)
 def convolve_rule(in1, in2, mode="full", method="auto"):
     ans = convolve(in1, in2, mode, method)
-    full = _full_shape(in1, in2)
     out_shape = shape_of(ans)
 
     def convolve_pullback(g):
+        if _empty(in1, in2):
+            return None, None, None, None
         nb = len(shape_of(g)) - len(out_shape)
+        full = _full_shape(in1, in2)
         big = _embed(g, out_shape, full)
         return (correlate(big, _batched(in2, nb), "valid", method),
                 correlate(big, _batched(in1, nb), "valid", method), None, None)
@@ -78,11 +86,13 @@ def convolve_rule(in1, in2, mode="full", method="auto"):
 @rrule(correlate)
 def correlate_rule(in1, in2, mode="full", method="auto"):
     ans = correlate(in1, in2, mode, method)
-    full = _full_shape(in1, in2)
     out_shape = shape_of(ans)
 
     def correlate_pullback(g):
+        if _empty(in1, in2):
+            return None, None, None, None
         nb = len(shape_of(g)) - len(out_shape)
+        full = _full_shape(in1, in2)
         big = _embed(g, out_shape, full)
         flip = (Ellipsis,) + (slice(None, None, -1),) * len(full)
         ct2 = conj_if_complex(correlate(big, _batched(in1, nb), "valid", method))[flip]
@@ -113,6 +123,7 @@ def _same_2d(full, shape, ceil):
 
 
 def convolve2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = as_array(in1), as_array(in2)  # (SciPy takes lists: in2 is sliced here)
     if mode == "valid":  # no boundary reached (SciPy swaps inputs as convolve does)
         return convolve(in1, in2, "valid")
     full = _full_2d(in1, in2, boundary, fillvalue)
@@ -120,6 +131,7 @@ def convolve2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
 
 
 def correlate2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    in1, in2 = as_array(in1), as_array(in2)
     if mode == "valid":
         ans = correlate(in1, in2, "valid")
         swapped = any(n < m for n, m in zip(shape_of(in1), shape_of(in2)))

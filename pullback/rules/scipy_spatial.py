@@ -4,16 +4,22 @@ metrics, as composites: the differences of the points, then the metric along the
 At zero distance the euclidean metric has a kink (|d| at d = 0): its gradient there is 0,
 as the norm's, not NaN; cityblock's is abs'(0) = 0 in each coordinate. Other metrics (and
 the metrics' keyword arguments, ``w``, ``p`` ...) raise NoRuleError.
+
+squareform, between the condensed vector and the square matrix, is a gather (linear): a
+vector's entry k goes to (i, j) and (j, i), the matrix's diagonal is 0; a matrix gives its
+upper triangle, row by row, which is all SciPy reads of it (checks=True first checks the
+matrix is symmetric with a zero diagonal, as SciPy does).
 """
 
 import numpy as np
 import scipy.spatial.distance
 
-from ..extend import NoRuleError, composite, on_backend, plain, shape_of
+from ..extend import NoRuleError, composite, is_foreign, on_backend, plain, shape_of, zeros_on
 from ._util import as_array, intercept
 
 cdist = intercept(scipy.spatial.distance, "cdist")
 pdist = intercept(scipy.spatial.distance, "pdist")
+squareform = intercept(scipy.spatial.distance, "squareform")
 
 
 def _euclidean(d):
@@ -65,5 +71,24 @@ def pdist_impl(X, metric="euclidean", *, out=None, **kwargs):
     return measure(X[on_backend(first, X)] - X[on_backend(second, X)])
 
 
+def squareform_impl(X, force="no", checks=True):
+    X = as_array(X)
+    v = plain(X)
+    if not is_foreign(v):  # SciPy's own call first: its checks and errors (the direction,
+        squareform.__wrapped__(v, force, checks)  # a vector's length, a distance matrix)
+    shape = shape_of(X)
+    if len(shape) == 2:  # the upper triangle, row by row (the condensed order)
+        first, second = np.triu_indices(shape[0], 1)
+        return X[on_backend(first, X), on_backend(second, X)]
+    m = shape[0]
+    n = int(np.ceil(np.sqrt(2 * m))) if m else 1  # m = n (n - 1) / 2
+    first, second = np.triu_indices(n, 1)
+    where = np.full((n, n), m)  # the diagonal reads the zero appended to X
+    where[first, second] = where[second, first] = np.arange(m)
+    padded = np.concatenate([X, zeros_on(X, (1,), v.dtype)])
+    return padded[on_backend(where, X)]
+
+
 composite(cdist, cdist_impl)
 composite(pdist, pdist_impl)
+composite(squareform, squareform_impl)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import NUMPY2, Spec
 
@@ -51,6 +52,8 @@ SPECS = [
     Spec(getattr(np.linalg, "matmul", None), MATMUL[:4]),
     Spec(np.dot, DOT),
     Spec(np.dot, DOT[4:8], domain="complex", name="np.dot(complex)"),
+    Spec(np.dot, [((2, 0), (4, 0, 2)), ((0, 3), (2, 3, 0)), ((2, 0), (0,))],
+         name="np.dot(an empty axis)"),
     Spec(np.linalg.multi_dot, [((3,), (3, 2), (2, 4)), ((2, 3), (3, 3), (3,)),
                                ((3,), (3, 2), (2,)), ((2, 3), (3, 4), (4, 2), (2, 2))],
          call=lambda *xs: np.linalg.multi_dot(list(xs))),
@@ -66,6 +69,9 @@ SPECS = [
     Spec(np.linalg.pinv, [(2, 3)], domain="complex", name="pinv(complex)"),
     Spec(np.linalg.pinv, [(3, 3)], domain=spd, kwargs={"hermitian": [True]},
          name="pinv(hermitian)"),
+    # (NumPy takes an empty matrix with hermitian=True, square or not)
+    Spec(np.linalg.pinv, [(0, 3), (3, 0), (2, 0, 0)], kwargs={"hermitian": [False, True]},
+         name="pinv(empty)"),
     Spec(np.linalg.tensorinv, [(2, 3, 6)], domain=reshaped_square),
     Spec(np.linalg.tensorinv, [(4, 2, 2)], domain=reshaped_square, kwargs={"ind": [1]},
          name="tensorinv(ind=1)"),
@@ -108,3 +114,20 @@ def test_slogdet_of_a_singular_matrix():
         pb.grad(lambda a: np.real(np.linalg.slogdet(a)[0]))(singular * (1 + 1j))
     # the other matrices of a stack keep theirs (finite differences, by check_grads)
     pb.check_grads(lambda a: np.linalg.slogdet(a)[1] * np.array([0.0, 1.0]), stack, order=1)
+
+
+_M = [[1.0, 2.0], [3.0, -4.0]]  # a plain list, as users write a constant matrix
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.dot(x, _M) ** 2),
+    lambda x: np.sum(np.dot(_M, x) ** 2),
+    lambda x: np.sum(np.dot(np.outer(x, x), _M) ** 2),
+    lambda x: np.sum(np.linalg.matmul(x, _M) ** 2),
+    lambda x: np.sum(np.linalg.matmul(_M, np.outer(x, x)) ** 2),
+], ids=["dot-vector-list", "dot-list-vector", "dot-matrix-list", "linalg.matmul-vector-list",
+        "linalg.matmul-list-matrix"])
+def test_a_list_operand_is_read_as_an_array(f):
+    # NumPy reads the list as an array; the pullback transposes it
+    x = np.array([0.5, -1.5])
+    np.testing.assert_allclose(pb.grad(f)(x), central_differences(f, x), rtol=1e-6)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import Spec
 
@@ -53,6 +54,16 @@ SPECS = [
          call=lambda y0, a: odeint(lambda t, y, a: a @ y, y0, [0.0, 0.5, 1.0], (a,),
                                    tfirst=True, **TOL),
          name="scipy.integrate.odeint(tfirst)"),
+    # empty: an empty state, no times
+    Spec(odeint.__wrapped__, [((0,), (0, 0), (4,))], domain=("real", "real", _times),
+         order=1, why=FIRST_ORDER, call=lambda y0, a, t: odeint(linear, y0, t, args=(a,)),
+         name="scipy.integrate.odeint(an empty state)"),
+    Spec(odeint.__wrapped__, [((3,), (3, 3), (0,))], order=1, why=FIRST_ORDER,
+         call=lambda y0, a, t: odeint(linear, y0, t, args=(a,)),
+         name="scipy.integrate.odeint(no times)"),
+    Spec(odeint.__wrapped__, [((0, 0), (0,), (0,))], order=1, why=FIRST_ORDER,
+         call=lambda w, b, y0: odeint(neural, y0, np.linspace(0.0, 1.0, 4), (w, b)),
+         name="scipy.integrate.odeint(neural ODE, empty)"),
 ]
 
 NONDIFF = []
@@ -106,3 +117,12 @@ def test_full_output_has_no_rule():
     with pytest.raises(pb.NoRuleError, match="full_output"):
         pb.grad(lambda y0: np.sum(odeint(lambda y, t: -y, y0, [0.0, 1.0],
                                          full_output=True)[0]))(np.ones(2))
+
+
+def test_a_list_in_args_is_read_as_an_array():
+    # func gets the list as SciPy passes it; the adjoint differentiates it as an array
+    w, y0 = np.array([[-0.5, 0.3], [0.2, -0.4]]), np.array([1.0, -1.0])
+    t = np.linspace(0.0, 1.0, 3)
+    for f in (lambda w: np.sum(odeint(neural, y0, t, args=(w, [0.3, -0.2]), **TOL) ** 2),
+              lambda w: np.sum(odeint(neural, y0, t, args=(w, [w[0, 1], 0.5]), **TOL) ** 2)):
+        np.testing.assert_allclose(pb.grad(f)(w), central_differences(f, w), rtol=1e-5)

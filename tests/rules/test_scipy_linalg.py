@@ -3,6 +3,7 @@ import pytest
 import scipy.linalg as sl
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import Spec, check_unreached
 from .test_linalg import csquare, spd, square
@@ -185,6 +186,19 @@ SPECS += [
          call=lambda *blocks: sl.block_diag(*blocks), name="block_diag(complex)"),
 ]
 
+# empty inputs SciPy takes: a stack of no matrices, a matrix with no rows or no columns
+SPECS += [
+    Spec(sl.sqrtm, [(0, 3, 3)], name="sqrtm(an empty stack)"),
+    Spec(sl.lu, [(0, 3, 3)], kwargs={"permute_l": [False, True], "p_indices": [False, True]},
+         name="lu(an empty stack)"),
+    # (batched=False: the engine's per-slice loop of an unbatched rule does not take an
+    # empty cotangent yet)
+    Spec(sl.solve_banded, [((3, 0), (0,)), ((3, 0), (0, 2))], call=_banded(1, 1),
+         batched=False, name="solve_banded(empty)"),
+    Spec(sl.eigvalsh, [(0, 0)], kwargs={"subset_by_index": [(0, 1)]},
+         name="eigvalsh(subset_by_index, empty)"),
+]
+
 
 
 def test_eigh_of_a_subset_raises():
@@ -250,6 +264,9 @@ def test_outputs_keep_scipys_forms():
     cases = [
         (lambda a: sl.lstsq(a, b), _TALL),  # residues a float, rank an int
         (lambda a: sl.lstsq(a, b, lapack_driver="gelsy"), _TALL),  # no residues, no s
+        # an empty a: SciPy answers before it picks a driver (residues and s arrays)
+        (lambda a: sl.lstsq(a, np.zeros(0), lapack_driver="gelsy"), np.zeros((0, 3))),
+        (lambda a: sl.lstsq(a, b, lapack_driver="gelsy"), np.zeros((4, 0))),
         (lambda a: sl.pinv(a, atol=1.0, return_rank=True), _TALL),
         (lambda a: sl.lu(a, p_indices=True), _A),
         (lambda a: sl.lu(a, permute_l=True), _A),
@@ -282,3 +299,27 @@ def test_outputs_keep_scipys_forms():
 def test_overwrite_flags_leave_the_graphs_arrays_alone(call):
     # SciPy may compute in place into a with overwrite_a=True: the array a node saved
     pb.check_grads(call, _A + 2.0 * np.eye(3), order=2)
+
+
+_LIST = [[3.0, 0.5], [0.2, 2.0]]  # a plain list, as SciPy takes a matrix
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(sl.solve(_LIST, x, assume_a="sym") ** 2),
+    lambda x: np.sum(sl.solve(_LIST, x, transposed=True) ** 2),
+    lambda x: np.sum(sl.solve_banded((1, 0), [[0.5, 0.25], [3.0, 2.0]], x) ** 2),
+    lambda x: np.sum(sl.lstsq([[1.0, 2.0], [3.0, 4.0], [0.5, 1.0]], np.append(x, 1.0))[0]),
+    lambda x: np.sum(sl.lstsq(np.outer(np.append(x, 1.0), x), [1.0, 2.0, 0.5])[0] ** 2),
+    lambda x: np.sum(sl.expm([[x[0], 1.0], [0.5, x[1]]])),
+    lambda x: np.sum(sl.logm([[x[0] + 3.0, 1.0], [0.5, x[1] + 3.0]])),
+    lambda x: np.sum(sl.qr([[x[0], 1.0, 0.3], [0.5, x[1], -0.2]])[1] ** 3),
+    lambda x: np.sum(sl.lu([[x[0], 1.0], [0.5, x[1]]])[2] ** 3),
+    lambda x: np.sum(sl.block_diag([[x[0], x[1]]], [x[1]]) ** 2),
+], ids=["solve-sym", "solve-transposed", "solve_banded", "lstsq",
+        "lstsq-list-b", "expm-list-of-tracked", "logm-list-of-tracked", "qr-wide-list-of-tracked",
+        "lu-list-of-tracked", "block_diag-list-of-tracked"])
+def test_a_list_operand_is_read_as_an_array(f):
+    # SciPy reads a list as an array (a constant one, or one holding tracked values); so
+    # do the rules, whose pullbacks slice it, transpose it and read its dtype
+    x = np.array([1.5, -0.7])
+    np.testing.assert_allclose(pb.grad(f)(x), central_differences(f, x), rtol=1e-6, atol=1e-9)

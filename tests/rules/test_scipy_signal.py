@@ -4,6 +4,7 @@ import scipy.signal
 
 import pullback as pb
 from pullback.rules import scipy_signal
+from tests.conftest import central_differences
 
 from .spec import Spec
 
@@ -30,6 +31,18 @@ SPECS = [
          kwargs={"mode": ["same", "valid"], "method": ["auto"]},
          call=scipy.signal.correlate, name="scipy.signal.correlate(real, complex)"),
 ]
+
+# an empty input (the modes SciPy takes it in, by the direct method: its fft method does
+# not take it, and auto warns): every output entry is an empty sum, 0
+EMPTY = [
+    ({"mode": ["valid"]}, [((0, 3), (0, 3)), ((2, 0), (2, 0))]),
+    ({"mode": ["same"]}, [((0,), (3,)), ((2, 0), (1, 2)), ((0, 0), (2, 2))]),
+]
+SPECS += [Spec(func, shapes, kwargs={**modes, "method": ["direct"]},
+               call=getattr(scipy.signal, name), name=f"scipy.signal.{name}(empty)")
+          for func, name in ((scipy_signal.convolve, "convolve"),
+                             (scipy_signal.correlate, "correlate"))
+          for modes, shapes in EMPTY]
 
 
 
@@ -79,3 +92,15 @@ def test_lfilter_initial_conditions_have_no_rule():
     with pytest.raises(pb.NoRuleError, match="initial conditions"):
         pb.grad(lambda x: np.sum(scipy.signal.lfilter([1.0], [1.0, -0.5], x, zi=[0.0])[0]))(
             np.ones(3))
+
+
+_KERNEL = [[1.0, -2.0], [0.5, 3.0]]  # a plain list, as SciPy takes a kernel
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(scipy.signal.correlate2d(np.outer(x, x), _KERNEL) ** 2),
+    lambda x: np.sum(scipy.signal.correlate2d(np.outer(x, x), _KERNEL, "same", "wrap") ** 2),
+], ids=["correlate2d", "correlate2d-wrap"])
+def test_a_list_operand_is_read_as_an_array(f):
+    x = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(pb.grad(f)(x), central_differences(f, x), rtol=1e-6)

@@ -20,6 +20,44 @@ SPECS = [
 ]
 
 
+def _hollow(a):
+    """A symmetric matrix with a zero diagonal, exactly (what squareform's checks ask)."""
+    return (a + a.T) * (1.0 - np.eye(len(a)))
+
+
+SPECS += [
+    # vector to matrix: n (n - 1) / 2 entries (none: SciPy's 1 x 1 zero matrix)
+    Spec(scipy_spatial.squareform, [(0,), (1,), (3,), (6,)],
+         kwargs={"force": ["no", "tomatrix"], "checks": [True, False]},
+         call=distance.squareform, name="squareform(vector)"),
+    # matrix to vector: a distance matrix, checked; any square matrix, its upper triangle
+    Spec(scipy_spatial.squareform, [(1, 1), (2, 2), (4, 4)],
+         kwargs={"force": ["no", "tovector"]},
+         call=lambda a, **kw: distance.squareform(_hollow(a), **kw),
+         name="squareform(distance matrix)"),
+    Spec(scipy_spatial.squareform, [(0, 0), (2, 2), (4, 4)],
+         kwargs={"force": ["no", "tovector"], "checks": [False]},
+         call=distance.squareform, name="squareform(matrix, checks=False)"),
+    Spec(scipy_spatial.squareform, [(4, 2)],
+         call=lambda x: distance.squareform(distance.pdist(x)),
+         name="squareform(pdist(x))"),
+    Spec(scipy_spatial.squareform, [(3,)], domain="complex",
+         call=distance.squareform, name="squareform(complex)"),
+]
+
+
+def test_squareform_refuses_what_scipy_refuses():
+    # SciPy's own checks, on the plain values: the same errors for tracked input
+    cases = [(np.ones(4), {}), (np.ones((3, 3)), {}), (np.ones(3), {"force": "tovector"}),
+             (np.ones((2, 3)), {"checks": False})]
+    for x, kw in cases:
+        with pytest.raises(ValueError) as plain:
+            distance.squareform(x, **kw)
+        with pytest.raises(ValueError) as tracked:
+            pb.grad(lambda x, kw=kw: np.sum(distance.squareform(x, **kw)))(x)
+        assert str(tracked.value) == str(plain.value)
+
+
 def test_zero_distance_has_zero_gradient():
     # the kink of |d| at d = 0: the convention is a zero gradient, not NaN
     x = np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])
