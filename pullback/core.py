@@ -77,8 +77,7 @@ class Frame:
     __slots__ = ("level", "tracker_level", "outer_no_grad")
 
     def __enter__(self):
-        self.level = next(_level_ids)
-        self.tracker_level = None
+        self.level, self.tracker_level = next(_level_ids), None
         live_levels[self.level] = "functional"
         state.frames.append(self)
         # a gradient asked for explicitly is computed even inside a no_grad block
@@ -222,7 +221,8 @@ def apply(func, args, kwargs):
             return writes.into_out(apply, func, args, kwargs)
         for v in kwargs.values():  # (a tuple of them too: np.histogram's range=(lo, hi))
             if isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0:
-                args, kwargs = bind_positional(func, args, kwargs, Tracked)
+                if func not in nondiff:  # (np.savez(f, W=W): a nondiff's keywords stay)
+                    args, kwargs = bind_positional(func, args, kwargs, Tracked)
                 break
     # the level search of top_level, written out for flat arguments (the common case:
     # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk

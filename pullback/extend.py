@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ from .core import (
     top_level,
     writes,
 )
-from .guard import is_held
+from .guard import Hold, is_held, release
 from .modes import no_grad
 from .registry import (
     MINUS_ONE,
@@ -123,7 +124,10 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     intermediates instead of ``n``.
 
     Every tracked value ``f`` uses must reach it as an argument (pytrees are fine): a
-    tracked value it closes over raises TypeError.
+    tracked value it closes over raises TypeError. The plain arrays it reads through
+    closures and module globals stay read-only while the node lives, as a graph's other
+    constants do, so a write into one between the forward and the backward pass raises at
+    the write instead of changing the gradient.
 
     >>> block = pb.checkpoint(lambda h, W: np.tanh(h @ W))
     >>> x, W = np.ones((2, 3)), np.full((3, 3), 0.1)
@@ -140,8 +144,11 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
         leaves, treedef = tree_flatten((args, kwargs))
         leaves = [drop_finished(x) for x in leaves]
         top = top_level(leaves)[0]
-        if top < 0:
-            return f(*args, **kwargs)
+        if top < 0:  # no tracked argument: f runs as it is, unless it closes over one
+            out = f(*args, **kwargs)
+            if top_level(tree_flatten(out)[0])[0] >= 0:
+                raise TypeError(_closure_message(fname))
+            return out
         mine = [k for k, x in enumerate(leaves) if isinstance(x, Tracked) and x.level == top]
         vals = [x.value if k in mine else x for k, x in enumerate(leaves)]
 
@@ -171,20 +178,22 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
                     v.setflags(write=True)
         outs, out_def = tree_flatten(out)
         if any(lvl >= top for lvl in _levels(outs)):
-            raise TypeError(
-                f"pullback: checkpoint({fname}): the function uses a tracked value that is "
-                "not one of its arguments (a closure or a global); pass it as an argument"
-            )
+            raise TypeError(_closure_message(fname))
         several = not (len(outs) == 1 and out_def is None)
+        # the arrays f reads through closures and globals, read-only while the node lives
+        # (the run again must see the values the forward pass saw)
+        reached = [Hold(_reached_arrays(f), f"an array {fname} reads (pb.checkpoint)")]
 
         def checkpoint_pullback(g):
             gs = list(g) if several else [g]
             now = np.random.get_state()
             np.random.set_state(random_state)
+            release(reached[0].arrays)  # (f may write into its own buffers as it runs)
             try:
                 lin = Linearized(run, vals, {}, mine)
             finally:
                 np.random.set_state(now)
+                reached[0] = Hold(_reached_arrays(f), f"an array {fname} reads (pb.checkpoint)")
             again = tree_flatten(lin.out)[0]
             if not all(_same(a, o) for a, o in zip(again, outs)):
                 raise RuntimeError(
@@ -207,6 +216,47 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
                                                    tuple(leaves))))
 
     return checkpointed
+
+
+def _closure_message(fname):
+    return (f"pullback: checkpoint({fname}): the function uses a tracked value that is not "
+            "one of its arguments (a closure or a global); pass it as an argument")
+
+
+_LIBRARIES = frozenset({"pullback", "numpy", "scipy"})
+
+
+def _reached_arrays(f, depth=0, seen=None):
+    """The plain arrays ``f`` reads through its closure cells and its module's globals, and
+    through the functions it reaches that way (not attributes or containers)."""
+    seen = set() if seen is None else seen
+    f = getattr(f, "__func__", f)  # (a bound method: its function)
+    if depth > 4 or id(f) in seen or not isinstance(f, types.FunctionType):
+        return []
+    seen.add(id(f))
+    scope = f.__globals__
+    if str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES:
+        return []
+    values = []
+    for cell in f.__closure__ or ():
+        with contextlib.suppress(ValueError):  # (an empty cell)
+            values.append(cell.cell_contents)
+    values += [scope[name] for name in _global_names(f.__code__, set()) if name in scope]
+    found = []
+    for v in values:
+        if type(v) is np.ndarray:
+            found.append(v)
+        elif isinstance(v, (types.FunctionType, types.MethodType)):
+            found += _reached_arrays(v, depth + 1, seen)
+    return found
+
+
+def _global_names(code, found):
+    found.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _global_names(c, found)
+    return found
 
 
 def _same(a, b):

@@ -154,7 +154,7 @@ class ArrayMethods:
         """The plain value, noting at each of its levels that ``how`` took it out."""
         v = self
         while isinstance(v, ArrayMethods) and v.level >= 0:  # (a pb.jit trace's box stays)
-            if v.level and how is not None:
+            if how is not None:  # (level 0 too: pb.gradient reads and clears it)
                 escapes[v.level] = how
             v = v.value
         return v

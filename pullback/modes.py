@@ -16,6 +16,15 @@ class no_grad:
     <class 'numpy.ndarray'>
     """
 
+    def __new__(cls, fn=None):  # @pb.no_grad without parentheses decorates fn itself
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        if not callable(fn):
+            raise TypeError(f"pullback: pb.no_grad takes no arguments (or, as a decorator, "
+                            f"the function), got {type(fn).__name__}")
+        return self(fn)
+
     def __enter__(self):
         state.no_grad += 1
         state.slow += 1

@@ -27,8 +27,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .core import plain
-from .tracker import Grads, Param
+from .core import Tracked, plain
+from .tracker import Grads, Param, _below, _step_of, check_live
 from .tracker import update as update_param
 from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 
@@ -302,7 +302,10 @@ class Optimizer:
         skipped: it does not move and its state (buffers, step count) is not advanced. A
         ``.grad`` starts at zeros, so a step before any ``backward()`` is a step with a zero
         gradient (momentum and weight decay still act, as in PyTorch with zeroed grads);
-        when every ``.grad`` is zero, step warns that ``backward()`` may be missing."""
+        when every ``.grad`` is zero, step warns that ``backward()`` may be missing.
+
+        Inside ``pb.grad``, a param made there from the function's argument takes a recorded
+        step, so a training loop is differentiated (a meta-gradient)."""
         return self._step_params(ps, gs, "step()")
 
     def _step_params(self, ps, gs, fname):
@@ -314,6 +317,7 @@ class Optimizer:
         lr = _lr_at(self.lr, self.count)
         moves = []  # every gradient is checked before any param moves
         for p in params:
+            check_live(p, fname)
             what = f"the param of shape {np.shape(plain(p))}"
             if gs is None:
                 g, gwhat = p.grad, f"the .grad of {what}"
@@ -326,7 +330,9 @@ class Optimizer:
                 )
             if g is None:  # no gradient: skipped, as torch.optim does
                 continue
-            moves.append((p, plain(_gradient(g, plain(p), what, gwhat))))
+            # (tracked where the param was made inside pb.grad from its argument: the step
+            # is recorded there, so a training loop is differentiated)
+            moves.append((p, _step_of(_gradient(g, plain(p), what, gwhat), p)))
         if gs is None and moves and all(
                 type(g) is np.ndarray and not g.any() for _, g in moves):
             warnings.warn(
@@ -334,13 +340,15 @@ class Optimizer:
                 "the last step? (.grad starts at zeros and step() resets it; the step is "
                 "made with a zero gradient)", RuntimeWarning, stacklevel=3)
         for p, g in moves:
-            x = plain(p)
+            x = _below(p.value, p.level)[0]
             _, count, buffers = self._slots.get(id(p), (p, 0, None))
             if buffers is None:
-                buffers = {name: np.zeros_like(x) for name in self.buffers}
+                buffers = {name: np.zeros_like(plain(x)) for name in self.buffers}
             delta, buffers = self._step(x, g, buffers, lr, count)
             self._slots[id(p)] = (p, count + 1, buffers)  # holding p keeps its id unique
-            update_param(p, np.asarray(delta, dtype=np.result_type(x)))
+            if not isinstance(delta, Tracked):
+                delta = np.asarray(delta, dtype=np.result_type(plain(x)))
+            update_param(p, delta)
         if moves:
             self.count += 1
         return ps

@@ -79,6 +79,7 @@ class Flat:
                 ) from None
             self.treedef, self.paths = LEAF, [""]
         self.shapes, self.dtypes, self.arrays, self.stops = [], [], [], []
+        self.scalars = [isinstance(leaf, np.generic) for leaf in leaves]  # NumPy scalars
         stop = 0
         for i, leaf in enumerate(leaves):
             x = np.asarray(plain(leaf))
@@ -91,7 +92,7 @@ class Flat:
                 )
             self.shapes.append(x.shape)
             self.dtypes.append(x.dtype if x.dtype.kind == "f" else np.dtype(np.float64))
-            self.arrays.append(isinstance(leaf, np.ndarray))
+            self.arrays.append(isinstance(leaf, (np.ndarray, np.generic)))
             stop += x.size
             self.stops.append(stop)
         self.size = stop
@@ -142,12 +143,14 @@ class Flat:
 
     def result(self, z):
         """The plain vector ``z`` as a fresh value of ``x0``'s structure; a leaf that was a
-        Python number comes back as a Python float."""
+        Python number comes back as a Python float, a NumPy scalar as a NumPy scalar of its
+        floating-point dtype (np.float32(0.0) as an np.float32)."""
         z = np.array(z, dtype=np.float64)
         leaves, start = [], 0
-        for shape, dtype, array, stop in zip(self.shapes, self.dtypes, self.arrays, self.stops):
+        for scalar, shape, dtype, array, stop in zip(self.scalars, self.shapes, self.dtypes,
+                                                     self.arrays, self.stops):
             x = z[start:stop].reshape(shape).astype(dtype)
-            leaves.append(x if array else float(x))
+            leaves.append(float(x) if not array else x[()] if scalar else x)
             start = stop
         return tree_unflatten(self.treedef, leaves)
 

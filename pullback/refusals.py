@@ -187,7 +187,7 @@ def _formatting(frame: Any) -> bool:
     return False
 
 
-def refuse_cast(have: Any, want: Any, casting: str) -> None:
+def refuse_cast(have: Any, want: Any, casting: Any) -> None:
     """Refuse ``x.astype(want, casting=casting)`` of a tracked ``x`` of dtype ``have`` where
     NumPy refuses it (``casting='safe'`` from float64 to float32)."""
     if casting != "unsafe" and not np.can_cast(have, want, casting):

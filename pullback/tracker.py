@@ -29,8 +29,9 @@ from .core import (
 from .debug import graph_loss_error
 from .guard import Hold, is_held
 from .lazy import after, checked, is_lazy
-from .methods import escapes
+from .methods import escapes, owner
 from .registry import LossError
+from .rules.writes import param_moved
 from .tree import kind_of
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]
@@ -56,17 +57,30 @@ class Param(Tracked):
         self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
 
     def __setattr__(self, name: str, v: Any) -> None:
-        # a user's W.value = ... or W.grad = ... is checked here, where it is given; the
-        # engine's own writes (a tracked value, an array of the param's shape) pass
-        if (name == "value" or name == "grad") and not isinstance(v, Tracked) and (
-                v is not None or name == "value"):
-            try:
-                current = plain(self.value)
-            except AttributeError:  # (being made: nothing to compare with yet)
-                current = None
-            if current is not None:
-                v = _checked_array(name, v, current)
+        # a user's W.value = ... or W.grad = ... is checked here, where it is given (the
+        # engine's own writes of tracked values go through object.__setattr__)
+        if name != "value" and name != "grad" or v is None and name == "grad":
+            object.__setattr__(self, name, v)
+            return
+        try:
+            current = plain(self.value)
+        except AttributeError:  # (being made: nothing to compare with yet)
+            object.__setattr__(self, name, v)
+            return
+        if isinstance(v, Tracked):
+            v = _untracked(v, self, name)
+        if not isinstance(v, Tracked):
+            v = _checked_array(name, v, current)
+        if name == "grad" or v is current:
+            object.__setattr__(self, name, v)
+            return
+        # a new value: a graph recorded before that still reads the old one refuses
+        # backward() (its gradient would mix old and new values), as after pb.update, and
+        # the views taken before (v = W[0], W.T) read the new one (rules/writes.py)
+        if _read_by_a_graph(self):
+            object.__setattr__(self, "updated", next(_seq))
         object.__setattr__(self, name, v)
+        param_moved(self, current)
 
     def zero_grad(self) -> None:
         """Reset ``.grad`` to zeros (in place where it is a plain array).
@@ -78,7 +92,7 @@ class Param(Tracked):
         if type(self.grad) is np.ndarray and self.grad.flags.writeable:
             self.grad[...] = 0
         else:
-            self.grad = np.zeros_like(plain(self.value))
+            object.__setattr__(self, "grad", np.zeros_like(plain(self.value)))
 
     def __deepcopy__(self, memo: dict) -> Param:
         """A new, independent param holding a copy of the value (as PyTorch's leaves)."""
@@ -132,6 +146,9 @@ def param(x: ArrayLike | Tracked) -> Param:
             if isinstance(x, np.ma.MaskedArray) else
             "pullback: pb.param of an np.matrix, whose * is a matrix product; pass "
             "np.asarray(x) (and write @ for the matrix product)")
+    level = tracker_level()
+    if isinstance(x, Tracked):  # a new leaf: boxes of params and of finished computations
+        x = _below(x, level)[0]  # dropped, a transform's kept (a param made from its argument)
     if isinstance(x, Tracked):
         value = x
     elif is_foreign(x):  # another library's array (CuPy, Dask): copied there
@@ -148,14 +165,18 @@ def param(x: ArrayLike | Tracked) -> Param:
             )
         if value.dtype.kind not in "fc":
             value = value.astype(np.float64)
-    return Param(value, tracker_level())
+    return Param(value, level)
 
 
-def _tracker_box(y):
-    """The box of ``y`` at the outermost Tracker level it depends on."""
-    while isinstance(y, Tracked) and live_levels.get(y.level) != "tracker":
+def _tracker_boxes(y):
+    """The boxes of ``y`` at the live Tracker levels it depends on, innermost first (a loss
+    inside pb.grad may depend on params made there and on params made outside)."""
+    boxes = []
+    while isinstance(y, Tracked) and y.level >= 0:
+        if live_levels.get(y.level) == "tracker":
+            boxes.append(y)
         y = y.value
-    return y if isinstance(y, Tracked) else None
+    return boxes
 
 
 # .grad accumulation is a read-modify-write: one lock makes concurrent backward() calls
@@ -170,15 +191,16 @@ def _levels_of(y):
 
 
 def _accumulate(p, ct):
+    ct = _below(ct, p.level)[0]  # (a gradient is a number: never tracked by params)
     with _grad_lock:
         grad, plain_ct = p.grad, type(ct) is np.ndarray or isinstance(ct, np.generic)
         if (type(grad) is np.ndarray and plain_ct and grad.shape == np.shape(ct)
                 and grad.flags.writeable):  # (a 0-d param's: a 0-d array, as pb.grad's)
             p.grad += ct
         elif grad is None:  # W.grad = None: zero (PyTorch's set_to_none), and an array of
-            p.grad = np.array(ct) if plain_ct else ct  # its own (ct may be shared)
-        else:
-            p.grad = p.grad + ct
+            object.__setattr__(p, "grad", np.array(ct) if plain_ct else ct)  # its own
+        else:  # (tracked by a transform the param was made in: the engine's, so let in)
+            object.__setattr__(p, "grad", p.grad + ct)
 
 
 def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
@@ -191,7 +213,7 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
     >>> loss = np.sum(W ** 2); loss.backward(); W.grad
     array([2., 4.])
     """
-    node = _tracker_box(self)
+    nodes = _tracker_boxes(self)
     if cotangent is None:
         v = plain(self)
         if np.prod(shape_of(v)) != 1:  # (np.size would compute a Dask array)
@@ -223,7 +245,7 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                 "pullback: backward() got a complex cotangent for a real value: its "
                 "imaginary part would be dropped. Pass a real cotangent (np.real(ct))."
             )
-    if node is None:
+    if not nodes:
         finished = isinstance(self, Tracked) and any(
             lvl not in live_levels for lvl in _levels_of(self))
         raise RuntimeError(
@@ -232,12 +254,16 @@ def backward(self: Tracked, cotangent: ArrayLike | Tracked | None = None,
                if finished else "it was made by pb.grad/pb.vjp's arguments, not params. ")
             + "Call backward() on a loss computed from pb.param values, or use pb.grad."
         )
-    leaves = backward_pass([node], [seed], (), retain_graph)
-    _check_not_updated(leaves, node)
+    found = []  # every level's pass before any .grad changes (one may refuse)
+    for node in nodes:  # (a cotangent tracked by params is a number here, as in PyTorch)
+        leaves = backward_pass([node], [_below(seed, node.level)[0]], (), retain_graph)
+        _check_not_updated(leaves, node)
+        found.append(leaves)
     check = _lazy_check(self, "backward()", losscheck and cotangent is None)
-    for leaf, ct in leaves.items():
-        if isinstance(leaf, Param):
-            _accumulate(leaf, ct if check is None else after(ct, check))
+    for leaves in found:
+        for leaf, ct in leaves.items():
+            if isinstance(leaf, Param):
+                _accumulate(leaf, ct if check is None else after(ct, check))
 
 
 def _lazy_check(loss: Any, fname: str, losscheck: bool) -> Any:
@@ -303,6 +329,7 @@ class Params:
                 f"pullback: Params holds values made with pb.param, got {_a(p)}; make it "
                 "with W = pb.param(x) and use W in the loss"
             )
+        check_live(p, "pb.Params")
         if id(p) not in self._ids:
             self._ids.add(id(p))
             self._params.append(p)
@@ -367,6 +394,15 @@ class Grads:
     def __repr__(self) -> str:
         return f"Grads({len(self)} params)"
 
+    def _no_arithmetic(self, *other: Any) -> Any:
+        raise TypeError(
+            "pullback: Grads has no arithmetic (gs + gs, 2 * gs); combine the gradients per "
+            "param: pb.Grads((p, gs1[p] + gs2[p]) for p in gs1), or accumulate in .grad with "
+            "loss.backward() over the micro-batches")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
+    __truediv__ = __neg__ = _no_arithmetic
+
 
 def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
              losscheck: bool = True) -> Grads:
@@ -394,17 +430,30 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     fname = fname_of(fn)
     if state.in_gradient or state.frames:  # inside another transform: a level of its own
         return _nested_gradient(fn, fname, params, losscheck)
-    y = _loss_of(fn, fname)
-    seed = _seed_of(y, fname, losscheck)
-    leaves: dict[Any, Any] = {}
     levels = sorted({p.level for p in params}, reverse=True)
     for level in levels:
-        node = box_at(y, level)
-        if node is not None:
-            found = backward_pass([node], [seed], (), True)
-            _check_not_updated(found, node)
-            leaves.update(found)
+        escapes.pop(level, None)
+    y = _loss_of(fn, fname)
+    escaped = [how for level in levels if (how := escapes.pop(level, None)) is not None]
+    seed = _seed_of(y, fname, losscheck)
+    leaves: dict[Any, Any] = {}
+    nodes = [node for level in levels if (node := box_at(y, level)) is not None]
+    if not nodes and escaped:
+        raise _escaped_error(fname, escaped[0])
+    for node in nodes:
+        found = backward_pass([node], [seed], (), True)
+        _check_not_updated(found, node)
+        leaves.update(found)
     return _grads_of(params, leaves, y, fname, losscheck)
+
+
+def _escaped_error(fname, how):
+    return ValueError(
+        f"pullback: the loss of {fname} does not depend on the params through tracked "
+        f"operations, so pb.gradient would give zeros; {how} took a plain number out of the "
+        "graph on the way. Keep that computation in NumPy operations on the tracked value "
+        "(W[i] rather than W[i].item()); if the gradient is meant to be zero, use "
+        "pb.stop_gradient(W) instead.")
 
 
 def _loss_of(fn, fname):
@@ -465,14 +514,17 @@ def _nested_gradient(fn, fname, params, losscheck):
             if type(value) is np.ndarray:  # read-only while a graph through it lives
                 stand.hold = Hold([value], "a pb.param's value, read inside pb.gradient")
             saved.append((p, p.level, value, stand))
-            p.value, p.level = stand, level
+            object.__setattr__(p, "value", stand)
+            p.level = level
         try:
             y = _loss_of(fn, fname)
         finally:
             live_levels.pop(level, None)
-            escapes.pop(level, None)
+            escaped = escapes.pop(level, None)
         seed = _seed_of(y, fname, losscheck)
         node = box_at(y, level)
+        if node is None and escaped is not None:
+            raise _escaped_error(fname, escaped)
         leaves = {} if node is None else backward_pass([node], [seed], (), True)
         if node is not None:
             _check_not_updated(leaves, node)
@@ -480,7 +532,7 @@ def _nested_gradient(fn, fname, params, losscheck):
         for p, own, value, stand in saved:
             p.level = own
             if p.value is stand:  # (a step inside no_grad in fn gave it a new array: kept)
-                p.value = value
+                object.__setattr__(p, "value", value)
     return _grads_of(params, leaves, y, fname, losscheck)
 
 
@@ -509,7 +561,12 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     """Add ``delta`` into the param ``x`` in place and reset its ``.grad`` (Tracker's
     ``update!``). Returns ``x``. While a graph recorded before still needs the old value
     (the guard keeps it read-only), ``x`` gets a new array and that graph keeps the old
-    one, so its backward pass is still the gradient of the values it computed with.
+    one, so its backward pass is still the gradient of the values it computed with; views
+    of ``x`` taken before (``W[0]``, ``W.T``) read the new values.
+
+    Inside a transform (``pb.grad`` of a training loop), a param made there from the
+    transform's argument keeps its dependence on it through the update, so the loop is
+    differentiated; a param made outside refuses a step that depends on the argument.
 
     >>> W = pb.param(np.array([1.0, 2.0])); np.sum(W ** 2).backward()
     >>> pb.update(W, -0.25 * W.grad).value
@@ -517,42 +574,122 @@ def update(x: Param, delta: ArrayLike | Tracked) -> Param:
     """
     if not isinstance(x, Param):
         raise TypeError(f"pullback: update needs a pb.param, got {type(x).__name__}")
-    d = plain(delta)
-    value = plain(x.value)
-    if not is_foreign(d) and np.asarray(d).dtype.kind not in "biufc":
+    check_live(x, "pb.update")
+    d = _step_of(delta, x)
+    value = _below(x.value, x.level)[0]  # (plain, or tracked by a transform it was made in)
+    pv = plain(value)
+    if not is_foreign(plain(d)) and np.asarray(plain(d)).dtype.kind not in "biufc":
         raise TypeError(f"pullback: update needs a numeric step, got {type(d).__name__}")
-    if is_lazy(d) and not is_lazy(value):  # a Dask step (a gradient of lazy data) for a
+    if is_lazy(d) and not is_lazy(pv):  # a Dask step (a gradient of lazy data) for a
         d = np.asarray(d)  # NumPy param: computed here, where the param changes
-    shape = np.shape(value)
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None and dtype.kind != "c" and np.iscomplexobj(d):
+    shape = np.shape(pv)
+    dtype = getattr(pv, "dtype", None)
+    if dtype is not None and dtype.kind != "c" and np.iscomplexobj(plain(d)):
         raise TypeError(
             f"pullback: update of a real param (dtype {dtype}, shape {shape}) with a complex "
             "step; its imaginary part would be dropped or turn the param complex. Pass a "
             "real step (np.real(step)), or make the param complex"
         )
+    dshape = np.shape(plain(d))
     try:
-        fits = np.shape(d) == shape or np.broadcast_shapes(np.shape(d), shape) == shape
+        fits = dshape == shape or np.broadcast_shapes(dshape, shape) == shape
     except ValueError:
         fits = False
     if not fits:
         raise ValueError(
-            f"pullback: update of a param of shape {np.shape(plain(x.value))} with a step "
-            f"of shape {np.shape(d)}; pass a step of the param's shape (or one that "
-            "broadcasts to it)"
+            f"pullback: update of a param of shape {shape} with a step of shape {dshape}; "
+            "pass a step of the param's shape (or one that broadcasts to it)"
         )
-    if type(x.value) is np.ndarray and x.value.ndim and not is_held(x.value):
-        x.value += d
+    tracked = isinstance(value, Tracked) or isinstance(d, Tracked)
+    if (value is x.value and type(value) is np.ndarray and value.ndim and not tracked
+            and not is_held(value)):
+        value += d
     else:
-        if type(x.value) is np.ndarray and is_held(x.value):
+        if _read_by_a_graph(x):
             # a graph recorded before holds the old value (guard.py): its backward pass
             # would mix old and new values, so it refuses (tracker backward)
-            x.updated = next(_seq)
-        new = value + d
-        if type(value) is np.ndarray:  # as the in-place add: a 0-d array stays one, and
-            new = np.asarray(new, dtype=value.dtype)  # a float32 param stays float32
-        elif dtype is not None and getattr(new, "dtype", dtype) != dtype:
-            new = new.astype(dtype)
-        x.value = new
+            object.__setattr__(x, "updated", next(_seq))
+        new = value + d  # (tracked where the step or the value is: the update is recorded)
+        if type(new) is not np.ndarray and type(pv) is np.ndarray and not isinstance(
+                new, Tracked):  # as the in-place add: a 0-d array stays one
+            new = np.asarray(new)
+        if dtype is not None and getattr(plain(new), "dtype", dtype) != dtype:
+            new = new.astype(dtype)  # a float32 param stays float32
+        object.__setattr__(x, "value", new)
+        param_moved(x, pv)
     x.zero_grad()
     return x
+
+
+def _read_by_a_graph(x: Param) -> bool:
+    """Whether a graph recorded now may read the value of ``x`` (an array the guard holds;
+    a value it cannot hold, tracked or another library's, counts as read)."""
+    value = x.value
+    return type(value) is not np.ndarray or is_held(owner(value))
+
+
+def _below(v: Any, level: int) -> tuple[Any, bool]:
+    """``v`` as a number for a param at ``level``: without its boxes at Tracker levels (of
+    params), at finished levels, and at ``level`` and above; a box of a transform below
+    ``level`` (one the param was made in) is kept. Also whether a box of a live transform
+    above ``level`` (one that started after the param was made) was dropped."""
+    above = False
+    while isinstance(v, Tracked) and v.level >= 0:  # (a pb.jit trace's box stays)
+        if live_levels.get(v.level) == "functional" and v.level != level:
+            if v.level < level:
+                break
+            above = True
+        v = v.value
+    return v, above
+
+
+def _step_of(delta: Any, x: Param) -> Any:
+    """``delta`` as a step of ``x`` (``_below``); a step that depends on a transform that
+    started after ``x`` was made is refused: ``x`` outlives it."""
+    d, above = _below(delta, x.level)
+    if above:
+        raise TypeError(
+            "pullback: pb.update (or an optimizer's step) got a step that depends on the "
+            "argument of pb.grad (or of another transform running now) for a param of "
+            f"shape {shape_of(plain(x))} made outside that transform: the param would keep "
+            "a value of a computation that ends, and the update would not be "
+            "differentiated. Make the param inside the differentiated function "
+            "(W = pb.param(w0)), or write the step functionally (w_new = w + step); "
+            "pb.stop_gradient(step) updates with its value alone")
+    return d
+
+
+def _untracked(v: Any, p: Param, name: str) -> Any:
+    """A tracked ``v`` given as ``p.value`` or ``p.grad``: its plain value when it escaped
+    a finished computation; kept when it depends on a transform ``p`` was made in (a
+    param made inside pb.grad from its argument); else refused (another param, a value
+    computed from params)."""
+    while isinstance(v, Tracked) and v.level >= 0 and v.level not in live_levels:
+        v = v.value
+    if not isinstance(v, Tracked) or v.level < 0 or (
+            live_levels.get(v.level) == "functional" and v.level < p.level
+            and not isinstance(v, Param)):
+        return v
+    got = "a pb.param" if isinstance(v, Param) else "a tracked value computed from params"
+    if name == "value":
+        raise TypeError(
+            f"pullback: a param's .value is a plain array; got {got}, which would tie the "
+            "two together. Assign a copy of its value, W.value = np.copy(pb.stop_gradient("
+            "v)), or make a new param: pb.param(v)")
+    raise TypeError(
+        f"pullback: a param's .grad is a plain array, never a tracked value; got {got} (it "
+        "would keep the graph alive and record every step that reads it). Assign its "
+        "value, W.grad = np.copy(pb.stop_gradient(g))")
+
+
+def check_live(p: Param, fname: str) -> None:
+    """Refuse a param whose level has ended: one made while a transform ran (a layer built
+    on its first call, inside pb.grad), which is a constant once the transform returns."""
+    if p.level not in live_levels:
+        raise RuntimeError(
+            f"pullback: {fname} got a pb.param of shape {shape_of(plain(p))} that was made "
+            "while pb.grad (or another transform) ran, and that computation has returned: "
+            "the param belonged to it and is a constant now, so its gradient would be zero "
+            "and loss.backward() would not reach it. Make params outside transforms (build "
+            "a lazily built layer before calling pb.grad through it), or make a new param "
+            "from its value: W = pb.param(W)")

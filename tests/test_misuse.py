@@ -723,3 +723,12 @@ def test_matrices_and_object_arrays_made_of_tracked_values_are_refused_naming_th
     call(np.ones(4))  # NumPy makes them of plain values
     with pytest.raises(TypeError, match=message):
         pb.grad(lambda x: np.sum(np.asarray(call(x), dtype=float)))(np.ones(4))
+
+
+def test_no_grad_decorates_with_or_without_parentheses():
+    w = pb.param(np.array([0.5, 1.0]))
+    bare, called = pb.no_grad(np.sin), pb.no_grad()(np.sin)
+    assert type(bare(w)) is np.ndarray and type(called(w)) is np.ndarray
+    np.testing.assert_array_equal(bare(w), np.sin(w.value))
+    with pytest.raises(TypeError, match=r"^pullback: pb\.no_grad takes no arguments"):
+        pb.no_grad(3)

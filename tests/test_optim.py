@@ -519,7 +519,7 @@ STEP_MISUSE = [
     (lambda opt, V, W: setattr(W, "grad", 1j * np.ones(2)) or opt.step([V, W]),
      r"the .grad of the param of shape \(2,\) is complex but the param of shape \(2,\) is real"),
     (lambda opt, V, W: setattr(W, "grad", pb.param(np.ones(2))) or opt.step([V, W]),
-     r"the .grad of the param of shape \(2,\) is a pb.param, not a gradient"),
+     r"a param's .grad is a plain array, never a tracked value; got a pb.param"),
 ]
 
 

@@ -121,6 +121,19 @@ def test_pytree_x0_keeps_structure_and_dtypes():
     np.testing.assert_array_equal(x0["w"], np.zeros(3))  # x0 untouched
 
 
+@pytest.mark.parametrize("scalar", [np.float32(0.0), np.float16(0.0), np.float64(0.0)],
+                         ids=["float32", "float16", "float64"])
+def test_a_numpy_scalar_leaf_comes_back_as_a_numpy_scalar_of_its_dtype(scalar):
+    # it came back as a Python float; only Python numbers do
+    fun = lambda p: (p["s"] - 1.5) ** 2 + np.sum((p["w"] + 0.5) ** 2)
+    result = minimize(fun, {"s": scalar, "w": np.zeros(2)}, method="BFGS")
+    assert type(result.x["s"]) is type(scalar)
+    np.testing.assert_allclose(result.x["s"], 1.5, rtol=1e-3)
+    alone = minimize(lambda s: (s - 1.5) ** 2, scalar, method="BFGS").x
+    assert type(alone) is type(scalar)
+    assert type(minimize(lambda s: (s - 1.5) ** 2, np.int64(0)).x) is np.float64
+
+
 def test_pytree_bounds():
     fun = lambda p: np.sum((p["a"] - 3.0) ** 2) + (p["b"] + 1.0) ** 2
     x0 = {"a": np.zeros(2), "b": 0.0}
