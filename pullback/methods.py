@@ -233,18 +233,6 @@ class ArrayMethods:
     def __contains__(self, item):  # NumPy's: (x == item).any(), a plain bool
         return bool((self == item).any())
 
-    def __getattr__(self, name):  # (only for names the class and the instance lack)
-        if hasattr(type(self), name):  # a property's own error (x.grad), an unset slot
-            return object.__getattribute__(self, name)
-        if not name.startswith("__") and (hasattr(np.ndarray, name) or hasattr(np.generic,
-                                                                               name)):
-            fix = (f"write np.{name}(x)" if callable(getattr(np, name, None)) else
-                   "call it on plain values (outside the differentiated function, or "
-                   "pb.stop_gradient(x) where no gradient should flow)")
-            raise AttributeError(f"pullback: a tracked value has no method {name} (it has no "
-                                 f"derivative rule): {fix}")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def __len__(self):
         return len(self.value)
 
@@ -376,3 +364,25 @@ class ArrayMethods:
 
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+
+def _no_method(name):
+    """An ndarray method that has no rule on a tracked value: a message naming the fix
+    (a ``__getattr__`` would make every attribute of a tracked value slower to read)."""
+    fix = (f"write np.{name}(x)" if callable(getattr(np, name, None)) else
+           "call it on plain values (outside the differentiated function, or "
+           "pb.stop_gradient(x) where no gradient should flow)")
+
+    def no_method(self, *args, **kwargs):
+        raise AttributeError(f"pullback: a tracked value has no method {name} (it has no "
+                             f"derivative rule): {fix}")
+
+    no_method.__name__ = no_method.__qualname__ = name
+    return no_method
+
+
+for _name in dir(np.ndarray):
+    if not _name.startswith("_") and not hasattr(ArrayMethods, _name) and callable(
+            getattr(np.ndarray, _name)):
+        setattr(ArrayMethods, _name, _no_method(_name))
+

@@ -196,10 +196,9 @@ def test_the_statistics_module_is_refused_with_numpys_functions_named():
 def test_an_ndarray_method_without_a_rule_says_what_to_write(method):
     with pytest.raises(AttributeError, match=f"^pullback: a tracked value has no method "
                                              f"{method} "):
-        pb.grad(lambda x: getattr(x, method) and np.sum(x))(X)
-    with pytest.raises(AttributeError, match="^'Tracked' object has no attribute 'nothing'"):
+        pb.grad(lambda x: getattr(x, method)() and np.sum(x))(X)
+    with pytest.raises(AttributeError, match="'Tracked' object has no attribute 'nothing'"):
         pb.grad(lambda x: x.nothing)(X)
-    assert not pb.grad(lambda x: np.sum(x) * hasattr(x, "tobytes"))(X).any()
 
 
 def test_a_finite_longdouble_loss_beyond_float64s_range_is_finite():
