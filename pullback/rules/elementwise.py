@@ -48,8 +48,10 @@ def _nonzero(d):
 
 def _abs_deriv(ans, x):
     if np.iscomplexobj(plain(x)):
-        # d|z|: the cotangent of z is g * z / |z| (0 at z = 0); the engine conjugates
-        return np.conjugate(x) / _nonzero(ans)
+        # d|z|: the cotangent of z is g * z / |z|; the engine conjugates. At z = 0 (the
+        # cone's tip, a minimum) gradient 0 and second derivative 0, as abs of a real x:
+        # np.where, so that z / 1 there is no derivative of its own
+        return np.where(np.equal(plain(ans), 0), 0, np.conjugate(x) / _nonzero(ans))
     return np.sign(x)  # abs'(0) = 0
 
 
@@ -66,11 +68,34 @@ def _power_dexponent(ans, x, y):
 
 
 def _arctan2_dy(ans, y, x):
-    return x / _nonzero(x * x + y * y)  # 0 at the origin
+    # x / (x^2 + y^2) as (x / r) / r, r = hypot(x, y): x^2 + y^2 underflows below 1e-154
+    # and overflows above 1e154, r does not; 0 at the origin
+    r = _nonzero(np.hypot(x, y))
+    return x / r / r
 
 
 def _arctan2_dx(ans, y, x):
-    return -y / _nonzero(x * x + y * y)
+    r = _nonzero(np.hypot(x, y))
+    return -y / r / r
+
+
+def _one_plus_square_root(x):
+    """``sqrt(1 + x^2)`` without overflow: hypot(1, x) for a real x, and for a complex one
+    sqrt(1 + ix) sqrt(1 - ix), its principal branch (the same cuts, 1 at 0)."""
+    if not np.iscomplexobj(plain(x)):
+        return np.hypot(1.0, x)
+    return np.sqrt(1 + x * IMAG_UNIT) * np.sqrt(1 - x * IMAG_UNIT)
+
+
+def _reciprocal_of_one_plus(x, sign):
+    """``1 / (1 + sign * x^2)``; for |x| > 1 as ``w^2 / (w^2 + sign)``, w = 1 / x, where a
+    complex x^2 would overflow to inf - inf = NaN (|x| ~ 1e200)."""
+    if not np.iscomplexobj(plain(x)):  # (a real x * x overflows to inf: 1 / inf = 0)
+        return 1 / (1 + sign * (x * x))
+    big = np.abs(plain(x)) > 1
+    w = 1 / np.where(big, x, 1)
+    small = np.where(big, 0, x)
+    return np.where(big, w * w / (w * w + sign), 1 / (1 + sign * (small * small)))
 
 
 elementwise(np.add, ONE, ONE)
@@ -121,19 +146,21 @@ elementwise(np.square, lambda ans, x: 2 * x)
 elementwise(np.sin, lambda ans, x: np.cos(x))
 elementwise(np.cos, lambda ans, x: -np.sin(x))
 elementwise(np.tan, lambda ans, x: 1 + ans * ans)
-elementwise(np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x * x), singular=True)
-elementwise(np.arccos, lambda ans, x: -1 / np.sqrt(1 - x * x), singular=True)
-elementwise(np.arctan, lambda ans, x: 1 / (1 + x * x), singular=True)
+# sqrt(1 - x) sqrt(1 + x), not sqrt(1 - x * x): the same principal branch (the same cuts,
+# 1 at 0), exact near x = +-1, and no overflow of a complex x * x (|x| ~ 1e200)
+elementwise(np.arcsin, lambda ans, x: 1 / (np.sqrt(1 - x) * np.sqrt(1 + x)), singular=True)
+elementwise(np.arccos, lambda ans, x: -1 / (np.sqrt(1 - x) * np.sqrt(1 + x)), singular=True)
+elementwise(np.arctan, lambda ans, x: _reciprocal_of_one_plus(x, 1), singular=True)
 elementwise(np.arctan2, _arctan2_dy, _arctan2_dx)
 elementwise(np.hypot, lambda ans, x, y: x / _nonzero(ans),  # 0 at the origin, like norm
             lambda ans, x, y: y / _nonzero(ans))
 elementwise(np.sinh, lambda ans, x: np.cosh(x))
 elementwise(np.cosh, lambda ans, x: np.sinh(x))
 elementwise(np.tanh, lambda ans, x: 1 - ans * ans)
-elementwise(np.arcsinh, lambda ans, x: 1 / np.sqrt(x * x + 1), singular=True)
+elementwise(np.arcsinh, lambda ans, x: 1 / _one_plus_square_root(x), singular=True)
 # sqrt(x - 1) sqrt(x + 1), not sqrt(x * x - 1): the principal branch for complex x
 elementwise(np.arccosh, lambda ans, x: 1 / (np.sqrt(x - 1) * np.sqrt(x + 1)), singular=True)
-elementwise(np.arctanh, lambda ans, x: 1 / (1 - x * x), singular=True)
+elementwise(np.arctanh, lambda ans, x: _reciprocal_of_one_plus(x, -1), singular=True)
 elementwise(np.deg2rad, lambda ans, x: RAD_PER_DEG)
 elementwise(np.radians, lambda ans, x: RAD_PER_DEG)
 elementwise(np.rad2deg, lambda ans, x: DEG_PER_RAD)
@@ -345,8 +372,10 @@ def angle_rule(z, deg=False):
     def angle_pullback(g):
         if not complex_input:
             return (None, None)  # 0 or pi: constant along the real line
-        # d angle(z) = Im(dz / z): the gradient is i z / |z|^2 (0 at z = 0)
-        ct = g * IMAG_UNIT * z / _nonzero(np.real(z) ** 2 + np.imag(z) ** 2)
+        # d angle(z) = Im(dz / z): the gradient is i z / |z|^2 (0 at z = 0), as i (z / |z|)
+        # / |z|: |z|^2 underflows below 1e-154 and overflows above 1e154, |z| does not
+        r = _nonzero(np.abs(z))
+        ct = g * IMAG_UNIT * (z / r) / r
         return (ct * DEG_PER_RAD if deg else ct, None)
 
     return np.angle(z, deg=deg), angle_pullback

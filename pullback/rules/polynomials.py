@@ -11,6 +11,8 @@ coefficient is nonzero; the leading remainder coefficients NumPy drops (those wi
 of zero, by its ``allclose``) get no gradient, as polymul's leading zeros. roots
 differentiates the eigenvalues of the companion matrix: at a repeated root the derivative
 is infinite, and the gradient there is huge or NaN (the companion matrix is defective).
+Trailing zero coefficients (roots at 0, which NumPy strips) are differentiated too: a
+simple root at 0 moves with the constant term, and every root with every coefficient.
 poly of a square matrix is the characteristic polynomial of its eigenvalues (the same holds
 at repeated eigenvalues). polyfit is differentiated through its least-squares solve, where
 the scaled Vandermonde matrix has full rank.
@@ -28,7 +30,16 @@ import warnings
 
 import numpy as np
 
-from ..extend import NoRuleError, Tracked, composite, is_foreign, on_backend, plain, zeros_on
+from ..extend import (
+    NoRuleError,
+    Tracked,
+    composite,
+    is_foreign,
+    on_backend,
+    plain,
+    shape_of,
+    zeros_on,
+)
 from ._util import as_array, intercept
 
 _RANK_WARNING = getattr(getattr(np, "exceptions", np), "RankWarning", None)
@@ -171,7 +182,42 @@ def roots_impl(p):
         return zeros_on(p, (0,), float)
     first, last = int(nonzero[0]), int(nonzero[-1])
     trailing_zeros = len(p) - last - 1  # the roots at 0
-    p = p[first:last + 1]
+    found = _stripped_roots(p[first:last + 1], trailing_zeros)
+    if not trailing_zeros:
+        return found
+    return _moved_by_trailing_zeros(p[first:], found)
+
+
+def _moved_by_trailing_zeros(p, found):
+    """The roots ``found`` of ``p`` (NumPy's values: those of ``p`` without its trailing
+    zero coefficients, and zeros for them), moving with every coefficient of ``p``,
+    the trailing zeros too (a root at 0 moves with the constant term): NumPy's values plus
+    the derivatives of two Newton steps for ``p`` from them, which at a simple root are
+    the root's own to the third order (each step squares the error). A root where
+    ``p'`` is exactly 0 (0 as a root of multiplicity 2 or more, whose derivative is
+    infinite) keeps the companion matrix's derivative (a root at 0: none)."""
+    r = plain(found)
+    slope = np.polyder(p)
+    simple = _horner(plain(slope), r) != 0
+    if not np.any(simple):
+        return found
+    start = np.where(simple, r, 0.0)
+    x = start
+    for _ in range(2):
+        x = x - _horner(p, x) / np.where(simple, _horner(slope, x), 1.0)
+    moved = start + (x - plain(x))  # NumPy's values, the derivatives of the steps
+    return np.where(simple, moved, found)
+
+
+def _horner(p, x):
+    """The polynomial ``p`` at ``x``, in arithmetic (on any array library)."""
+    value = p[0]
+    for i in range(1, len(p)):
+        value = value * x + p[i]
+    return value
+
+
+def _stripped_roots(p, trailing_zeros):
     if not np.issubdtype(p.dtype, np.inexact):
         p = p.astype(float)
     n = len(p)
@@ -264,6 +310,11 @@ def _der_impl(original):
         if int(m) == 0:
             return c
         out = _along(matrix, c, ax)
+        if int(m) >= np.shape(plain(c))[ax]:
+            # NumPy's c[:1] * 0, which hermeder leaves with its axis first: NumPy's shape
+            want = np.shape(original(np.zeros(np.shape(plain(c))), m, 1, ax))
+            if want != shape_of(out):
+                out = np.moveaxis(out, ax, 0)
         return out if isinstance(scl, (int, float)) and scl == 1 else out * scl ** int(m)
 
     return polynomial_der_impl

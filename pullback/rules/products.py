@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..extend import not_implemented, on_backend, plain, rrule, shape_of
+from ..extend import is_complex, not_implemented, on_backend, plain, rrule, shape_of
 from ._util import as_array, batch_shape, conj_if_complex, rrule_if_present, zero_of
 from .indexing import index_add
 
@@ -100,6 +100,10 @@ def einsum_rule(*args, **kwargs):
     ans = np.einsum(*args, **kwargs)
     subscripts, positions = _einsum_subscripts(args)
     operands = [args[i] for i in positions]
+    dtype = kwargs.get("dtype")
+    if dtype is not None and np.dtype(dtype).kind != "c":
+        # a real dtype= (under casting='unsafe') computes with the operands' real parts
+        operands = [np.real(op) if is_complex(op) else op for op in operands]
     ins, out, free = _explicit(subscripts, [shape_of(op) for op in operands])
     vjp = _einsum_vjp(ins, out, operands, free, kwargs.get("optimize", False))
 

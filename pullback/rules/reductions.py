@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..extend import is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
+from ..extend import is_complex, is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
 from ..registry import reduction  # the library's own form (registry.Reduction)
 from ._util import conj_if_complex, normalize_axes, unreduce, zero_of
 from .scans import _cumprod_vjp, _no_out
@@ -139,6 +139,11 @@ def _weights_back(ct, w_shape, shape, axis, axes):
 
 # ---------------------------------------------------------------------------- var, std
 
+def _drops_imaginary(a, dtype):
+    """Whether NumPy computes with ``a`` cast to a real ``dtype`` (its real part)."""
+    return dtype is not None and np.dtype(dtype).kind != "c" and is_complex(a)
+
+
 def _var_rule(func, nan, root):
     def var_rule(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *,
                  where=_NoValue, mean=_NoValue, correction=_NoValue):
@@ -150,14 +155,20 @@ def _var_rule(func, nan, root):
 
         def var_pullback(g):
             mask = _mask(where, a if nan else None)
-            if mask is True:
-                mean = np.mean(a, axis=axis, keepdims=True)
+            # the centre: NumPy 2's mean= where given (a constant), else the mean of the
+            # values cast to dtype (a real dtype= of a complex a takes its real part), whose
+            # derivative cancels at first order and not in a nested derivative
+            values = np.real(a) if _drops_imaginary(a, dtype) else a
+            if mean is not _NoValue:
+                centre = mean
+            elif mask is True:
+                centre = np.mean(values, axis=axis, keepdims=True)
             elif a.__class__ is np.ndarray:
-                mean = np.mean(a, axis=axis, keepdims=True, where=mask)
+                centre = np.mean(values, axis=axis, keepdims=True, where=mask)
             else:  # (Dask's mean takes no where=)
-                mean = np.sum(_masked(a, mask), axis=axis, keepdims=True) / _count(
+                centre = np.sum(_masked(values, mask), axis=axis, keepdims=True) / _count(
                     shape, axis, mask)
-            centred = _masked(a - mean, mask)
+            centred = _masked(a - centre, mask)
             scale = unreduce(g, shape, axis, keepdims) / (_count(shape, axis, mask) - dof)
             if root:
                 # std at a constant slice: gradient 0 (the norm at 0), not 0/0
@@ -339,7 +350,8 @@ def _prod_rule(func, nan):
 
         def prod_pullback(g):
             mask = _mask(where, a if nan else None)
-            x = a if mask is True else np.where(mask, a, 1)
+            x = np.real(a) if _drops_imaginary(a, dtype) else a  # (NumPy's cast to dtype)
+            x = x if mask is True else np.where(mask, x, 1)
             g = unreduce(g, shape, axis, keepdims)
             px = plain(x)  # (another library's array: the exact form, with no branch)
             if not is_foreign(px) and np.all(px != 0):

@@ -13,14 +13,20 @@ with respect to its order v has no closed form: v has no derivative (a tracked v
 NoRuleError in the backward pass), and neither have the parameters a, b, c of hyp1f1 and
 hyp2f1 (their derivative in z has one) nor, here, the parameter m of the incomplete
 elliptic integrals and of ellipj (their derivatives in phi and u are elementary).
-``scipy.special.sinc`` is ``np.sinc`` (elementwise.py).
+``scipy.special.sinc`` is ``np.sinc`` (elementwise.py). logsumexp gives an entry that
+``b = 0`` leaves out the gradient 0 in ``a``, also where ``e^(a - L)`` overflows (``b`` as
+a 0/1 mask); complex digamma's derivatives are this module's own series (SciPy's
+polygamma is real-only).
 """
+
+import math
 
 import numpy as np
 from scipy import special
 
 from ..extend import (
     elementwise,
+    is_complex,
     is_foreign,
     nondifferentiable,
     not_implemented,
@@ -44,6 +50,7 @@ SQRT_PI = np.sqrt(np.pi)
 SQRT_2PI = np.sqrt(2.0 * np.pi)
 SQRT2 = np.sqrt(2.0)
 RAD_PER_DEG = np.pi / 180
+IMAG_UNIT = np.complex128(1j)
 digamma = special.digamma
 
 
@@ -96,11 +103,43 @@ def _log1prel_d(z):
                       [-1 / 2, 2 / 3, -3 / 4, 4 / 5, -5 / 6])
 
 
+# the Bernoulli numbers B_2, B_4, ... B_20, of the asymptotic series of polygamma
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+              43867 / 798, -174611 / 330)
+
+
+def complex_polygamma(n, z):
+    """``polygamma(n, z)`` for an integer ``n >= 1`` and a complex ``z`` (SciPy's is
+    real-only): the recurrence psi_n(z) = psi_n(z + m) + (-1)^(n + 1) n! sum_k<m (z + k)^-(n+1)
+    up to Re(z + m) >= 20, and there the asymptotic series (DLMF 5.15.8, 5.15.9), exact to
+    double precision; the derivative of ``digamma`` of a complex argument. Arithmetic on
+    ``z`` (tracked or not), so that its derivatives are those of the same formula."""
+    n = int(n)
+    shift = int(np.ceil(max(0.0, 20.0 - float(np.min(np.real(plain(z)), initial=20.0)))))
+    factorial = float(math.factorial(n))
+    with np.errstate(divide="ignore", invalid="ignore"):  # (a pole: inf, as SciPy's)
+        total = 0.0
+        for k in range(shift):
+            total = total + (z + float(k)) ** -(n + 1)
+        w = z + float(shift)
+        series = factorial / n / w ** n + factorial / 2 / w ** (n + 1)
+        ratio = factorial / n  # (2k + n - 1)! / (2k)!, from k = 0 up
+        for k, b in enumerate(_BERNOULLI, start=1):
+            ratio *= (2 * k + n - 2) * (2 * k + n - 1) / ((2 * k - 1) * (2 * k))
+            series = series + b * ratio / w ** (2 * k + n)
+        return (-1.0) ** (n + 1) * (series + factorial * total)
+
+
+def _trigamma(x):
+    """digamma's derivative, of a real or a complex argument."""
+    return complex_polygamma(1, x) if is_complex(x) else _polygamma(1, x)
+
+
 # gamma and relatives; digamma is also special.psi
 elementwise(special.gamma, lambda ans, x: ans * digamma(x))
 elementwise(special.gammaln, lambda ans, x: digamma(x))
 elementwise(special.loggamma, lambda ans, x: digamma(x))
-elementwise(special.digamma, lambda ans, x: _polygamma(1, x))
+elementwise(special.digamma, lambda ans, x: _trigamma(x))
 elementwise(special.beta, _beta_da, lambda ans, a, b: _beta_da(ans, b, a))
 elementwise(special.betaln, _betaln_da, lambda ans, a, b: _betaln_da(ans, b, a))
 
@@ -126,10 +165,39 @@ elementwise(special.erf, lambda ans, x: 2 / SQRT_PI * np.exp(-x * x))
 elementwise(special.erfc, lambda ans, x: -2 / SQRT_PI * np.exp(-x * x))
 elementwise(special.erfinv, lambda ans, x: SQRT_PI / 2 * np.exp(ans * ans), singular=True)
 elementwise(special.erfcinv, lambda ans, x: -SQRT_PI / 2 * np.exp(ans * ans), singular=True)
-elementwise(special.erfcx, lambda ans, x: 2 * x * ans - 2 / SQRT_PI)
+# erfcx'(x) = 2 x erfcx(x) - 2 / sqrt(pi), whose terms cancel to ~1 / x^2 of their size:
+# beyond x = 50 the asymptotic series (DLMF 7.12.1) 2 / sqrt(pi) sum_n>=1 (-1)^n (2n - 1)!!
+# / (2 x^2)^n, exact to double precision there
+_ERFCX_SLOPE = [(-1) ** n * float(np.prod(np.arange(1, 2 * n, 2))) for n in range(1, 9)]
+
+
+def _erfcx_d(ans, x):
+    near = 2 * x * ans - 2 / SQRT_PI
+    if np.iscomplexobj(plain(x)):
+        return near
+    far = plain(x) > 50
+    w = 1 / np.where(far, x, 100.0)
+    t = w * w / 2  # 1 / (2 x^2), without the overflow of x^2
+    series = _ERFCX_SLOPE[-1]
+    for c in _ERFCX_SLOPE[-2::-1]:
+        series = series * t + c
+    return np.where(far, 2 / SQRT_PI * series * t, near)
+
+
+elementwise(special.erfcx, _erfcx_d)
 elementwise(special.ndtr, lambda ans, x: np.exp(-x * x / 2) / SQRT_2PI)
-# exp(-x^2/2 - log_ndtr(x)): no underflow to 0/0 far in the left tail
-elementwise(special.log_ndtr, lambda ans, x: np.exp(-x * x / 2 - ans) / SQRT_2PI)
+
+
+def _log_ndtr_d(ans, x):
+    # pdf / cdf: exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi) for x >= 0, and for x < 0, where
+    # that difference of two numbers near x^2/2 cancels, sqrt(2 / pi) / erfcx(-x / sqrt 2)
+    # (cdf(x) = erfc(-x / sqrt 2) / 2): no underflow to 0/0, no cancellation in the tail
+    left = plain(x) < 0
+    tail = np.sqrt(2 / np.pi) / special.erfcx(np.where(left, x, 0.0) / -SQRT2)
+    return np.where(left, tail, np.exp(-x * x / 2 - np.where(left, 0.0, ans)) / SQRT_2PI)
+
+
+elementwise(special.log_ndtr, _log_ndtr_d)
 elementwise(special.ndtri, lambda ans, x: SQRT_2PI * np.exp(ans * ans / 2), singular=True)
 
 elementwise(special.erfi, lambda ans, x: 2 / SQRT_PI * np.exp(x * x))
@@ -208,10 +276,43 @@ elementwise(special.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1
 
 # Bessel functions (DLMF 10.6.2, 10.29.2): the order v (argument 0) has no derivative.
 # The exponentially scaled ones carry exp(-|x|): a kink at 0, where sign(0) = 0 averages.
+def _scaled_bessel_slope(nu, terms=14):
+    """The coefficients c_k of d/dx ive(nu, x) ~ sum_k c_k x^(-k - 3/2) / sqrt(2 pi) for
+    large x > 0: DLMF 10.40.1 differentiated term by term."""
+    a, out = 1.0, []
+    for k in range(terms):
+        if k:
+            a *= (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k)
+        out.append(-(-1) ** k * a * (k + 0.5))
+    return out
+
+
+def _far(x, near, nu, odd, large=50.0):
+    """``near(x)``, the derivative of ``ive(nu, x)`` (nu 0 or 1) as a difference of two
+    terms that cancel to ~1/|x| of their size, and beyond ``|x| = large`` its asymptotic
+    series, exact to double precision there (SciPy's ive(2, x) is NaN past 1e10), times
+    sign(x) where the derivative is ``odd``."""
+    far = np.abs(plain(x)) > large
+    u = np.abs(np.where(far, x, 2 * large))
+    coefficients = _SLOPES[nu]
+    series = coefficients[-1]
+    for c in coefficients[-2::-1]:
+        series = series / u + c
+    series = series / (SQRT_2PI * u * np.sqrt(u))
+    return np.where(far, _sign(x) * series if odd else series, near(np.where(far, 0.0, x)))
+
+
+_SLOPES = {nu: _scaled_bessel_slope(nu) for nu in (0, 1)}
+
 elementwise(special.i0, lambda ans, x: special.i1(x))
-elementwise(special.i0e, lambda ans, x: special.i1e(x) - _sign(x) * ans)
+# i0e' = i1e - sign(x) i0e, i1e' = (i0e + ive(2, x)) / 2 - sign(x) i1e (DLMF 10.29.3)
+elementwise(special.i0e, lambda ans, x: _far(
+    x, lambda x: special.i1e(x) - _sign(x) * special.i0e(x),
+    0, odd=True))
 elementwise(special.i1, lambda ans, x: (special.i0(x) + special.iv(2, x)) / 2)
-elementwise(special.i1e, lambda ans, x: (special.i0e(x) + special.ive(2, x)) / 2 - _sign(x) * ans)
+elementwise(special.i1e, lambda ans, x: _far(
+    x, lambda x: (special.i0e(x) + special.ive(2, x)) / 2 - _sign(x) * special.i1e(x),
+    1, odd=False))
 elementwise(special.iv, None, lambda ans, v, x: (special.iv(v - 1, x) + special.iv(v + 1, x)) / 2,
             singular=True)
 elementwise(special.ive, None,
@@ -285,18 +386,33 @@ def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
     ndim = len(shape_of(a))
 
     def logsumexp_pullback(g):
-        # r = log|s|, s = sum b e^a: dr/da = sign(s) b e^(a - r), dr/db = sign(s) e^(a - r);
-        # the sign itself is piecewise constant
+        # L = log s, s = sum b e^a, holomorphic: dL/da = b e^(a - L), dL/db = e^(a - L),
+        # conjugated for complex input. return_sign gives (Re L, e^(i Im L)) = (log|s|,
+        # s / |s|): the sign is piecewise constant for real input, and for complex input
+        # moves with Im L, whose cotangent is Im(conj(sign) g_sign)
         if return_sign:
-            g = g[0]
-            r, sign = ans
-            weight = np.exp(a - unreduce(r, shape, axis, keepdims)) * unreduce(
-                plain(sign), shape, axis, keepdims)
+            (g, g_sign), (r, sign) = g, ans
+            if is_complex(sign):
+                g = g + IMAG_UNIT * np.imag(np.conjugate(sign) * g_sign)
+            else:
+                sign = plain(sign)
+            # e^(a - L) = e^(a - r) / sign, and conj(1 / sign) = sign
+            g = unreduce(g, shape, axis, keepdims) * unreduce(sign, shape, axis, keepdims)
         else:
-            weight = np.exp(a - unreduce(ans, shape, axis, keepdims))
-        g = unreduce(g, shape, axis, keepdims)
-        return (listed(g * weight if b is None else g * weight * b, given, ndim),
-                None, None if b is None else g * weight, None, None)
+            r = ans
+            g = unreduce(g, shape, axis, keepdims)
+        exponent = a - unreduce(r, shape, axis, keepdims)
+        with np.errstate(over="ignore"):  # (e^(a - L) of an entry b leaves out, below)
+            weight = np.exp(exponent)
+        if b is None:
+            return (listed(g * conj_if_complex(weight), given, ndim), None, None, None, None)
+        # an entry that b = 0 leaves out has a - L's derivative b e^(a - L) = 0, also where
+        # e^(a - L) overflows (b as a 0/1 mask of a large score): exactly 0 there, by the
+        # double where, which keeps the overflow out of the nested derivatives too
+        dropped = np.equal(plain(b), 0) & np.isinf(plain(weight))
+        masked = np.where(dropped, 0.0, np.exp(np.where(dropped, 0.0, exponent)))
+        return (listed(g * conj_if_complex(masked * b), given, ndim), None,
+                lambda: g * conj_if_complex(weight), None, None)
 
     return ans, logsumexp_pullback
 
@@ -309,8 +425,9 @@ def softmax_rule(x, axis=None):
     axes = _end_axes(axis, ndim)
 
     def softmax_pullback(g):
-        return (listed(ans * (g - np.sum(g * ans, axis=axes, keepdims=True)), given, ndim),
-                None)
+        # the Jacobian diag(s) - s s^T is symmetric: its conjugate times g (complex input)
+        s = conj_if_complex(ans)
+        return (listed(s * (g - np.sum(g * s, axis=axes, keepdims=True)), given, ndim), None)
 
     return ans, softmax_pullback
 
@@ -323,8 +440,9 @@ def log_softmax_rule(x, axis=None):
     axes = _end_axes(axis, ndim)
 
     def log_softmax_pullback(g):
-        return (listed(g - np.exp(ans) * np.sum(g, axis=axes, keepdims=True), given, ndim),
-                None)
+        # the Jacobian I - 1 s^T, transposed and conjugated (complex input)
+        s = conj_if_complex(np.exp(ans))
+        return (listed(g - s * np.sum(g, axis=axes, keepdims=True), given, ndim), None)
 
     return ans, log_softmax_pullback
 

@@ -19,7 +19,7 @@ from scipy import special
 from scipy.special import _ufuncs
 
 from ..extend import composite, elementwise, not_implemented, plain, rrule
-from .scipy_special import SQRT2, SQRT_2PI, SQRT_PI, _log1prel, _near_zero
+from .scipy_special import IMAG_UNIT, SQRT2, SQRT_2PI, SQRT_PI, _log1prel, _near_zero
 
 # ---------------------------------------------------------------------------- incomplete functions
 
@@ -199,24 +199,42 @@ elementwise(special.wofz, lambda ans, z: 2j / SQRT_PI - 2 * z * ans)  # DLMF 7.1
 
 
 def _voigt_dw(x, sigma, gamma):
-    """z and w'(z) = 2i / sqrt(pi) - 2 z w(z) (DLMF 7.10.2)."""
-    z = (x + 1j * gamma) / (sigma * SQRT2)
-    return z, 2j / SQRT_PI - 2 * z * special.wofz(z)
+    """z and w'(z) = 2i / sqrt(pi) - 2 z w(z) (DLMF 7.10.2), and where sigma is 0 (SciPy's
+    Lorentz profile gamma / (pi (x^2 + gamma^2)), whose derivatives are the rows' other
+    branch), sigma 1 instead."""
+    lorentz = np.equal(plain(sigma), 0)
+    sigma = np.where(lorentz, 1.0, sigma)
+    z = (x + IMAG_UNIT * gamma) / (sigma * SQRT2)
+    return z, 2j / SQRT_PI - 2 * z * special.wofz(z), sigma, lorentz
+
+
+def _lorentz_denominator(x, gamma):
+    return np.pi * (x * x + gamma * gamma) ** 2
 
 
 def _voigt_dx(ans, x, sigma, gamma):
-    # dz/dx = 1 / (sigma sqrt 2)
-    return np.real(_voigt_dw(x, sigma, gamma)[1]) / (2 * SQRT_PI * sigma * sigma)
+    # dz/dx = 1 / (sigma sqrt 2); at sigma = 0, -2 x gamma / (pi (x^2 + gamma^2)^2)
+    _, dw, sigma, lorentz = _voigt_dw(x, sigma, gamma)
+    return np.where(lorentz, -2 * x * gamma / _lorentz_denominator(x, gamma),
+                    np.real(dw) / (2 * SQRT_PI * sigma * sigma))
 
 
 def _voigt_dsigma(ans, x, sigma, gamma):
-    z, dw = _voigt_dw(x, sigma, gamma)  # dz/dsigma = -z / sigma
-    return -(ans + np.real(z * dw) / (sigma * SQRT_2PI)) / sigma
+    # dz/dsigma = -z / sigma. The profile is even in sigma and solves the heat equation,
+    # dV/d(sigma^2) = V_xx / 2: at sigma = 0 the derivative is sigma L_xx (0, and its own
+    # derivative L_xx, with L the Lorentz profile)
+    z, dw, safe, lorentz = _voigt_dw(x, sigma, gamma)
+    curvature = 2 * gamma * (3 * x * x - gamma * gamma) / (
+        _lorentz_denominator(x, gamma) * (x * x + gamma * gamma))
+    return np.where(lorentz, sigma * curvature,
+                    -(ans + np.real(z * dw) / (safe * SQRT_2PI)) / safe)
 
 
 def _voigt_dgamma(ans, x, sigma, gamma):
-    # dz/dgamma = i dz/dx
-    return -np.imag(_voigt_dw(x, sigma, gamma)[1]) / (2 * SQRT_PI * sigma * sigma)
+    # dz/dgamma = i dz/dx; at sigma = 0, (x^2 - gamma^2) / (pi (x^2 + gamma^2)^2)
+    _, dw, sigma, lorentz = _voigt_dw(x, sigma, gamma)
+    return np.where(lorentz, (x * x - gamma * gamma) / _lorentz_denominator(x, gamma),
+                    -np.imag(dw) / (2 * SQRT_PI * sigma * sigma))
 
 
 elementwise(special.voigt_profile, _voigt_dx, _voigt_dsigma, _voigt_dgamma)

@@ -161,6 +161,21 @@ if SIGN_IS_PHASE:
     SPECS += [Spec(complex_sign, COMPLEX_UNARY, domain="complex",
                    name="complex_sign (np.sign of complex input)")]
 
+# extreme magnitudes, scaled so that value and first derivatives are of order 1: x^2 + y^2
+# and a complex z * z underflow or overflow there, where the functions themselves do not.
+# The second derivatives in the unscaled arguments (1 / r^2: 1e400) are not floats
+EXTREME = "the second derivative in the unscaled argument, ~1e+-400, is no float"
+SPECS += [Spec(np.arctan2, BINARY, domain="nonzero", kwargs={"s": [1e-200, 1e-160, 1e200]},
+               call=lambda y, x, s: np.arctan2(s * y, s * x), name="np.arctan2(extreme)",
+               order=1, why=EXTREME),
+          Spec(np.angle, COMPLEX_UNARY, domain="complex", kwargs={"s": [1e-200, 1e200]},
+               call=lambda z, s: np.angle(s * z), name="np.angle(extreme)", order=1,
+               why=EXTREME)]
+SPECS += [Spec(f, COMPLEX_UNARY, domain="complex", order=1, why=EXTREME,
+               call=lambda z, f=f: 1e-200j * f(1e200 * z) if f in (np.arctan, np.arctanh)
+               else f(1e200 * z), name=f"np.{f.__name__}(complex, 1e200)")
+          for f in (np.arcsin, np.arccos, np.arctan, np.arcsinh, np.arctanh)]
+
 _X, _Y = np.array([1.5, -2.5, 0.0]), np.array([1.0, 2.0, 3.0])
 NONDIFF = {func: (_X,) if getattr(func, "nin", 1) == 1 else (_X, _Y) for func in [
     np.floor_divide, np.floor, np.ceil, np.rint, np.trunc, np.fix, np.round,
@@ -204,6 +219,14 @@ def test_abs_at_zero_has_zero_gradient(f):
 def test_complex_abs_at_zero_has_zero_gradient():
     z = np.array([0j, 3 + 4j])
     np.testing.assert_allclose(pb.grad(lambda z: np.sum(np.abs(z)))(z), [0, 0.6 + 0.8j])
+
+
+def test_complex_abs_at_zero_has_zero_second_derivative():
+    # as abs of a real x at 0 (a minimum): second derivative 0, in every direction (the
+    # curvature elsewhere is the spec rows' np.absolute(complex))
+    z = np.array([0j, 3 + 4j])
+    for v in (np.array([1.0 + 0j, 0j]), np.array([1j, 0j])):
+        np.testing.assert_array_equal(pb.hvp(lambda z: np.sum(np.abs(z)), (z,), (v,))[0], [0, 0])
 
 
 @pytest.mark.parametrize("f", [np.maximum, np.minimum, np.fmax, np.fmin])

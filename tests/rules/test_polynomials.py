@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import Spec
 
@@ -37,6 +38,10 @@ def _family_specs(module, prefix, cls_name):
         Spec(der, [(4,), (1,)], kwargs={"m": [0, 1, 2, 5], "scl": [1, -2.0]}),
         Spec(der, [(4, 3), (3, 4)], kwargs={"m": [2], "axis": [0, -1]},
              name=f"{pb.name_of(der)}(axis)"),
+        # m at least the number of coefficients: NumPy's c[:1] * 0 (whose axis hermeder
+        # leaves first), also of no coefficients
+        Spec(der, [(4, 1), (4, 0), (2, 2)], kwargs={"m": [2], "axis": [-1]},
+             name=f"{pb.name_of(der)}(m past the degree, axis)"),
         Spec(der, [((4,), ())], call=lambda c, scl: der(c, 2, scl),
              name=f"{pb.name_of(der)}(scl)"),
         Spec(integ, [(3,), (1,)], kwargs={"m": [0, 1, 3], "lbnd": [0, 0.5], "scl": [1, -2.0]}),
@@ -149,6 +154,25 @@ def test_polyint_tracked_k_with_a_constant_p_is_refused_by_numpy_dispatch():
     # and stops with a TypeError (no silent loss of the gradient)
     with pytest.raises(TypeError):
         pb.grad(lambda k: np.sum(np.polyint(np.array([1.0, 2.0]), k=k)))(1.0)
+
+
+@pytest.mark.parametrize("p", [[1.5, -3.0, 0.0], [1.0, -3.0, 2.0, 0.0], [2.0, 1.0, 3.0, 0.0]],
+                         ids=["one other root", "real roots", "complex roots"])
+def test_a_zero_constant_term_moves_the_roots(p):
+    # a tracked constant term at 0: the root at 0 (and the others) move with it, to second
+    # order; the real roots sorted, as NumPy's order of the perturbed polynomials' roots is
+    # not that of the zero root's (a test, not a spec row: Dask has no np.roots)
+    p = np.array(p)
+    w = 3.0 ** np.arange(len(p) - 1)
+
+    def loss(p):
+        roots = np.roots(p)
+        if np.iscomplexobj(roots):
+            return np.sum(np.abs(roots - 0.3) ** 2 * w)
+        return np.sum(np.sort(roots) * w)
+
+    np.testing.assert_allclose(pb.grad(loss)(p), central_differences(loss, p), rtol=1e-6)
+    pb.check_grads(loss, p, order=2)
 
 
 def test_roots_at_a_repeated_root_have_an_infinite_derivative():

@@ -1,7 +1,10 @@
+import warnings
+
 import numpy as np
 import pytest
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import NUMPY2, Spec, check_unreached
 
@@ -117,6 +120,25 @@ SPECS += [
          kwargs={"axis": [(0, 2), 1]}, name="np.logaddexp2.reduce"),
 ]
 
+def _as_numpy_casts(f, dtype):
+    """``f(z, dtype=dtype, ...)`` of a complex ``z`` with a real dtype: NumPy casts z to
+    dtype (its real part), warning that it does."""
+    def cast(z, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return f(z, dtype=dtype, **kwargs)
+
+    return cast
+
+
+# a complex array with a real dtype=: the function of its real part (var and std centre on
+# the real part's mean, and take |z - mean|^2 of the complex values, as NumPy does)
+SPECS += [Spec(f, SHAPES, domain="complex", kwargs={"axis": [None, -1]},
+               call=_as_numpy_casts(f, float), name=f"np.{f.__name__}(complex, dtype=float)")
+          for f in (np.prod, np.nanprod, np.var, np.std, np.nanvar)]
+SPECS += [Spec(np.prod, [(4,)], domain=lambda rng, s: with_zeros(rng, s) + 1j,
+               call=_as_numpy_casts(np.prod, float), name="np.prod(complex zeros, dtype=float)")]
+
 OUTER = [(np.add, "real"), (np.subtract, "real"), (np.multiply, "real"),
          (np.true_divide, ("real", "nonzero")), (np.power, ("positive", "real")),
          (np.maximum, "real")]
@@ -201,3 +223,29 @@ def test_out_is_refused():
     x = pb.param(np.ones(2))
     with pytest.raises(TypeError, match="out="):
         np.sum(x, 0, None, np.zeros(()))
+
+
+@pytest.mark.skipif(not NUMPY2, reason="mean= is a NumPy 2 keyword")
+@pytest.mark.parametrize("f", [np.var, np.std, np.nanvar, np.nanstd])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_and_std_about_a_given_mean(f, ddof):
+    # NumPy 2's mean=: the spread about that centre (a constant), not about the sample mean
+    # (a test, not a spec row: Dask's var takes no mean=)
+    x = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, np.nan if f.__name__[:3] == "nan" else 3.0]])
+    centre = np.array([[0.5], [-1.0]])
+
+    def loss(x):
+        return np.sum(f(x, axis=-1, ddof=ddof, mean=centre) ** 2)
+
+    with np.errstate(invalid="ignore"):  # (the NaN entry of the nan-forms' data)
+        want = central_differences(loss, x)
+    np.testing.assert_allclose(pb.grad(loss)(x), np.nan_to_num(want), rtol=1e-6, atol=1e-9)
+    pb.check_grads(lambda x: f(x[0], mean=0.25), x, order=2)
+
+
+@pytest.mark.skipif(not NUMPY2, reason="mean= is a NumPy 2 keyword")
+def test_var_of_complex_input_about_a_given_mean():
+    z = np.array([0.5 + 0.5j, -1.0 + 0.2j, 2.0 - 0.3j])
+    pb.check_grads(lambda z: np.var(z, mean=0.5 - 1j), z, order=2)
+    pb.check_grads(lambda z: np.std(z, keepdims=True, mean=np.array([0.25j])), z, order=2)
+

@@ -4,6 +4,7 @@ from scipy import special
 from scipy.special import _ufuncs
 
 import pullback as pb
+from tests.conftest import central_differences
 
 from .spec import Spec
 
@@ -33,17 +34,14 @@ def _right_half_plane(rng, shape):
 
 SHAPES = np.array([[0.5, 1.0, 1.5], [2.0, 3.5, 5.0]])  # shape parameters a (and b)
 BESSEL_ORDERS = {"v": [0.0, 1.5, -2.0]}
-NOT_COMPLEX_TWICE = "digamma's derivative polygamma is real-only in SciPy"
 
 SPECS = [
     Spec(special.gamma, UNARY, domain="positive"),
-    Spec(special.gamma, UNARY, domain=_right_half_plane, order=1, why=NOT_COMPLEX_TWICE,
-         name="special.gamma(complex)"),
+    Spec(special.gamma, UNARY, domain=_right_half_plane, name="special.gamma(complex)"),
     Spec(special.gammaln, UNARY, domain="positive"),
     Spec(special.gammaln, UNARY, domain=_between(-2.9, -2.1), name="special.gammaln(negative)"),
     Spec(special.loggamma, UNARY, domain="positive"),
-    Spec(special.loggamma, UNARY, domain=_right_half_plane, order=1, why=NOT_COMPLEX_TWICE,
-         name="special.loggamma(complex)"),
+    Spec(special.loggamma, UNARY, domain=_right_half_plane, name="special.loggamma(complex)"),
     Spec(special.digamma, UNARY, domain="positive"),
     Spec(special.digamma, UNARY, domain="positive", call=special.psi, name="special.psi"),
     Spec(special.polygamma, UNARY, domain="positive", kwargs={"n": [0, 1, 3]},
@@ -74,6 +72,14 @@ SPECS = [
     Spec(special.erfcx, UNARY),
     Spec(special.ndtr, UNARY),
     Spec(special.log_ndtr, UNARY, domain=_between(-30.0, 3.0)),
+    # far in the tails, x = s t scaled to order 1: exp(-x^2/2 - log_ndtr(x)) is a difference
+    # of two numbers near x^2/2 there, and erfcx'(x) one of two near 2 / sqrt(pi)
+    *[Spec(special.log_ndtr, [(3,)], domain=_between(lo, hi), kwargs={"s": [s]},
+           call=lambda t, s: special.log_ndtr(s * t) / (s * s), name="special.log_ndtr(far)")
+      for s, lo, hi in ((1e3, -2.0, -0.5), (1e8, -2.0, -0.5), (1e150, -2.0, -0.5))],
+    *[Spec(special.erfcx, [(3,)], domain=_between(lo, hi), kwargs={"s": [s]},
+           call=lambda t, s: s * special.erfcx(s * t), name="special.erfcx(far)")
+      for s, lo, hi in ((40.0, 0.5, 2.0), (1e8, 0.5, 2.0), (1e150, 0.5, 2.0))],
     Spec(special.ndtri, UNARY, domain=_between(0.05, 0.95)),
     Spec(special.expit, UNARY),
     Spec(special.logit, UNARY, domain=_between(0.05, 0.95)),
@@ -87,6 +93,13 @@ SPECS = [
     Spec(special.i0e, UNARY, domain="nonzero"),
     Spec(special.i1, UNARY),
     Spec(special.i1e, UNARY, domain="nonzero"),
+    # far out, where the derivatives' two terms cancel (and SciPy's ive(2, x) is NaN past
+    # 1e10): x = s t, scaled so that value and derivative in t are of order 1
+    *[Spec(f, [(4,)], domain=_between(lo, hi), kwargs={"s": [s]},
+           call=lambda t, s, f=f: s ** 0.75 * f(s * t), name=f"special.{f.__name__}(far)")
+      for f in (special.i0e, special.i1e)
+      for s, lo, hi in ((40.0, 0.5, 2.0), (40.0, -2.0, -0.5), (1e12, 1.0, 2.0),
+                        (1e12, -2.0, -1.0))],
     Spec(special.iv, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
          call=lambda x, v: special.iv(v, x)),
     Spec(special.ive, UNARY, domain="positive", kwargs=BESSEL_ORDERS,
@@ -185,6 +198,11 @@ SPECS += [
          name="special.agm(a near b)"),
     Spec(special.wofz, UNARY, domain="complex"),
     Spec(special.voigt_profile, TERNARY, domain=("real", "positive", "positive")),
+    # sigma = 0, SciPy's Lorentz profile (a negative sigma is outside the domain: sigma's own
+    # derivative there is test_voigt_profile_at_sigma_zero's)
+    *[Spec(special.voigt_profile, BINARY, domain=("real", "positive"), kwargs={"sigma": [zero]},
+           call=lambda x, gamma, sigma: special.voigt_profile(x, sigma, gamma),
+           name=f"special.voigt_profile(sigma={zero!r})") for zero in (0.0, np.zeros(3))],
     Spec(_ufuncs._lambertw, UNARY, domain="positive", call=special.lambertw,
          name="special.lambertw"),
     Spec(_ufuncs._lambertw, UNARY, domain="complex", kwargs={"k": [0, 1, -1]},
@@ -302,6 +320,76 @@ SPECS += [Spec(special.logsumexp, [((2,), (2,))],
                domain=(lambda rng, s: np.array([0.0, 1.0]), lambda rng, s: np.array([1.0, -2.0])),
                call=lambda a, b: special.logsumexp(a, b=b, return_sign=True)[0],
                name="logsumexp(b with a negative entry, return_sign)")]
+
+
+# (tests of their own, not spec rows: Dask and CuPy do not run these SciPy functions)
+_Z = np.array([[1.2 + 0.3j, 0.6 - 0.8j, 0.9 + 0.5j], [-0.4 + 1.1j, 0.2 - 0.1j, 1.5 - 0.7j]])
+_B = np.array([[0.5 - 0.2j, 1.0 + 0.4j, -0.3 + 0.9j], [0.8 + 0.1j, -1.2 - 0.5j, 0.6 + 0.6j]])
+
+
+@pytest.mark.parametrize("axis", [None, -1])
+@pytest.mark.parametrize("f", [
+    special.logsumexp, special.softmax, special.log_softmax,
+    lambda z, axis: special.logsumexp(z, axis=axis, b=_B),
+    lambda z, axis: special.logsumexp(_Z, axis=axis, b=z),
+    lambda z, axis: special.logsumexp(z, axis=axis, b=_B, return_sign=True),
+    lambda z, axis: special.logsumexp(z[::-1], axis=axis, b=z, return_sign=True),
+], ids=["logsumexp", "softmax", "log_softmax", "logsumexp(b)", "logsumexp(tracked b)",
+        "logsumexp(return_sign)", "logsumexp(tracked b, return_sign)"])
+def test_complex_input_has_the_conjugated_holomorphic_derivative(f, axis):
+    # d/dz of log sum e^z and of softmax, conjugated (ChainRules); return_sign's (log|s|,
+    # s / |s|) moves with the phase of s too: checked against finite differences in the
+    # real and the imaginary directions, to second order
+    pb.check_grads(lambda z: f(z, axis=axis), _Z, order=2)
+
+
+def test_digamma_of_complex_input_has_a_derivative():
+    # SciPy's polygamma is real-only: digamma's complex derivatives are pullback's own
+    # series, checked against finite differences of SciPy's complex digamma (and of gamma
+    # and loggamma, whose second derivatives they are)
+    z = np.array([1.2 + 0.3j, 0.6 - 0.8j, -2.5 + 0.5j, -7.3 - 2j, 25 + 1j, 0.05 + 0.1j])
+
+    def f(z):
+        return np.sum(np.abs(special.digamma(z)))
+
+    np.testing.assert_allclose(pb.grad(f)(z), central_differences(f, z), rtol=1e-6)
+    for g in (special.digamma, special.loggamma, special.gamma):
+        pb.check_grads(g, z[:3], order=2)
+    pb.check_grads(special.digamma, z, order=2, rtol=1e-5)
+
+
+def test_logsumexp_entries_that_b_leaves_out_get_zero_gradient():
+    # b as a 0/1 mask: a left-out score far above the others (e^(a - L) overflows) has
+    # derivative b e^(a - L) = 0, as finite differences give, also at second order
+    a, mask = np.array([800.0, 1.0, 2.0]), np.array([0.0, 1.0, 1.0])
+
+    def f(a):
+        return special.logsumexp(a, b=mask) ** 2
+
+    got = pb.grad(f)(a)
+    assert got[0] == 0.0
+    np.testing.assert_allclose(got, central_differences(f, a), rtol=1e-6)
+    hessian = pb.hessian(f)(a)
+    assert np.all(hessian[0] == 0) and np.all(hessian[:, 0] == 0)
+    pb.check_grads(f, a, order=2)
+    # a tracked b keeps its own derivative e^(a - L), infinite for the left-out entry
+    gb = pb.grad(lambda b: special.logsumexp(a, b=b), losscheck=False)(mask)
+    assert gb[0] == np.inf and np.all(np.isfinite(gb[1:]))
+
+
+def test_voigt_profile_at_sigma_zero():
+    # the profile is even in sigma: dV/dsigma = 0 at 0, and d2V/dsigma2 = L_xx there (the
+    # heat equation), checked against one-sided differences of the function itself
+    x, gamma, h = np.array([0.0, 0.5, 2.0]), 0.7, 1e-4
+
+    def f(sigma):
+        return special.voigt_profile(x, sigma, gamma)
+
+    first = pb.jacobian(f)(0.0)
+    np.testing.assert_array_equal(first, np.zeros(3))
+    second = pb.jacobian(pb.jacobian(f))(0.0)
+    one_sided = (f(2 * h) - 2 * f(h) + f(0.0)) / (h * h)
+    np.testing.assert_allclose(second, one_sided, rtol=1e-4)
 
 
 def test_logsumexp_sign_with_a_negative_b():
