@@ -11,13 +11,19 @@ and the rule's own NumPy calls on the values below, traced ones, are recorded: s
 Every Python decision on a traced value (``bool``, ``float``, ``int``, ``round``,
 ``.item()``, ``np.asarray``) is a guard of the program, checked on every replay, and so is
 the shape of a result that values set (``x[x > 0]``, ``np.repeat`` by counts computed from
-``x``, ``np.reshape(x, (n, -1))`` with a traced ``n``: ``_value_shaped``). Arrays the
-function reaches other than as arguments, closures' and globals' values are constants of the
-program, compared with their values at the trace on every call (``_Watched``).
+``x``, ``np.reshape(x, (n, -1))`` with a traced ``n``: ``_value_shaped``), and so is every
+Python read of a value (``hash``, ``repr``, ``bytes``, a string NumPy makes of it). What the
+function reaches other than as arguments, closures' and globals' arrays is constant in the
+program, compared with what the trace saw on every call (``_Watched``: arrays by their bits,
+numbers and strings by value, other objects by identity, containers by their keys). What
+a program cannot replay runs eagerly, with a warning (``_Untraceable``), and randomness is
+refused: a jitted call is never silently other than the eager one (docs/guide/jit.md).
 """
 
 from __future__ import annotations
 
+import collections
+import collections.abc
 import contextlib
 import functools
 import itertools
@@ -26,9 +32,11 @@ import linecache
 import math
 import numbers
 import operator
+import random
 import sys
 import types
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -82,6 +90,10 @@ class _Trace:
         # the nodes computed under another np.errstate than the trace's (a rule's, where an
         # infinite derivative is expected): their lines run under it too
         self.errors, self.errstate = np.geterr(), {}
+        self.token = _errstate_token()
+        # the writeable arrays the recorded calls took as constants, with their bits then
+        # (a write into one later in the trace, which the program would not see: eager)
+        self.constants: dict[int, tuple[np.ndarray, Any] | None] = {}
 
 
 def _has_live(args, kwargs):
@@ -101,26 +113,75 @@ def _trace_of(box):
 _SCALARS = (np.ndarray, np.generic, bool, int, float, complex)
 
 
+_WRITE_ADVICE = ("Write the update out of place (np.where, np.concatenate, a new array "
+                 "returned) to jit it.")
+
+
 class _Untraceable(Exception):
     """Raised inside a trace that met what a program cannot replay (a write into an array
-    in place): that call runs eagerly instead, and so do later calls of its structure."""
+    in place): that call runs eagerly instead, and so do later calls of its structure.
+    ``advice`` says what to change to jit it."""
+
+    def __init__(self, why, advice=_WRITE_ADVICE):
+        super().__init__(why)
+        self.advice = advice
+
+
+class _Rescanned(Exception):
+    """Raised by a trace whose scan found other captured arrays than the last one (a
+    global assigned after ``pb.jit(f)``): the call computes its key again."""
+
+
+def _out_given(func, args, kwargs):
+    """Whether a call writes into an ``out`` array, given as a keyword or positionally
+    (``np.cumsum(x, 0, None, buf)``, ``np.add(a, b, buf)``, ``np.add.reduce(x, 0, None,
+    buf)``)."""
+    if kwargs.get("out") is not None:
+        return True
+    if isinstance(func, np.ufunc):
+        return any(a is not None for a in args[func.nin:])
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):  # a ufunc's method: out is its fourth (reduceat: fifth)
+        at = {"reduce": 3, "accumulate": 3, "reduceat": 4}.get(func.__name__)
+        return at is not None and len(args) > at and args[at] is not None
+    at = _out_position(func)
+    return at is not None and len(args) > at and args[at] is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _out_position(func):
+    """The position of a NumPy function's ``out`` parameter, or None."""
+    import inspect
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for i, p in enumerate(params):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+        if p.name == "out":
+            return i
+    return None
 
 
 def _record(box, func, args, kwargs):
     """Call ``func`` on the values under the traced boxes and record the call."""
     trace = _trace_of(box)
-    if kwargs.get("out") is not None or getattr(func, "__name__", None) == "at" or (
-            func in core._IN_PLACE):
+    if getattr(func, "__name__", None) == "at" or func in core._IN_PLACE or _out_given(
+            func, args, kwargs):
         raise _Untraceable(f"{getattr(func, '__name__', func)} writes into an array in place")
     args = tuple(map_boxes(a, plain) for a in args)  # finished boxes are constants
     kwargs = {k: map_boxes(v, plain) for k, v in kwargs.items()}
+    for c in _leaves_of((args, kwargs)):  # a constant the function may write into later
+        if type(c) is np.ndarray and c.flags.writeable and id(c) not in trace.constants:
+            trace.constants[id(c)] = (c, _snapshot(c))
     out = func(*[map_boxes(a, memory) for a in args],
                **{k: map_boxes(v, memory) for k, v in kwargs.items()})
     start = len(trace.events)
     result = _wrap(trace, out, (func, args, kwargs), args)
     if len(trace.events) > start and (errors := np.geterr()) != trace.errors:
-        trace.errstate[id(trace.events[start])] = {
-            k: v for k, v in errors.items() if v != trace.errors[k]}
+        trace.errstate[id(trace.events[start])] = {  # (relative to the trace's global
+            k: v for k, v in errors.items() if v != trace.errors[k]}  # state: a guard)
     shaped = _value_shaped(func, args, kwargs)
     if shaped:  # a shape (or a dtype) read from values (x[x > 0], np.repeat): a guard
         for box in tree_flatten(result)[0]:
@@ -204,6 +265,10 @@ def _counts(box):
 
 
 def _wrap(trace, out, node, args):
+    if isinstance(out, np.ndarray) and (type(out) is not np.ndarray or out.dtype.kind == "O"):
+        raise _Untraceable(
+            f"{type(out).__name__} of dtype {out.dtype}: a subclass of np.ndarray or an "
+            "object array", "Pass plain arrays of numbers to jit it.")
     if isinstance(out, _SCALARS):
         for a in args:  # the function handed back its input (astype to the same dtype)
             if isinstance(a, Traced) and a.value is out:
@@ -216,14 +281,41 @@ def _wrap(trace, out, node, args):
         trace.events.append(hub)
         items = [_wrap(trace, o, (getitem, (hub, i), {}), ()) for i, o in enumerate(out)]
         return type(out)(*items) if hasattr(type(out), "_fields") else type(out)(items)
-    return out  # None, a dtype, a string: the same on every call of this structure
+    if isinstance(out, (str, bytes, np.dtype)) and any(
+            isinstance(b, Traced) for b in _leaves_of(node[1:])):
+        # made from traced values (np.array2string, np.min_scalar_type): a guard
+        box = Traced(out, trace.level, node)
+        trace.events.append(box)
+        trace.events.append((box, "is", out))
+    return out  # None, or a dtype or string made without traced values
+
+
+def _leaves_of(x):
+    """The leaves of a call's arguments (in lists, tuples, dicts and slices)."""
+    stack, found = [x], []
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is tuple or t is list:
+            stack.extend(v)
+        elif t is dict:
+            stack.extend(v.values())
+        elif t is slice:
+            stack.extend((v.start, v.stop, v.step))
+        else:
+            found.append(v)
+    return found
 
 
 # functions whose result depends only on shapes and dtypes, which key the cache: NumPy's
 # own (the dispatch hands those over, not the wrappers in NumPy's namespace: construct.py)
 _STATIC = frozenset(getattr(f, "_pb_original", f) for f in (
-    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj,
-    np.min_scalar_type))
+    np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj))
+# (not np.min_scalar_type, whose answer for a scalar depends on its value)
+
+
+def _view(x, *args, **kwargs):
+    return x.view(*args, **kwargs)
 
 
 def _run_primitive(body, args, kwargs):
@@ -273,6 +365,12 @@ class Traced(Tracked):
     become guards of the recorded program."""
 
     __slots__ = ()
+
+    def __init__(self, value, level=None, args=None, rule=None):
+        if level is None:  # type(x[0])(v): NumPy's scalar type, eagerly (statistics.mean)
+            raise _Untraceable("type(x)(v) makes a value of the traced value's type",
+                               "Write np.float64(v) to jit it.")
+        Tracked.__init__(self, value, level, args, rule)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if _has_live(inputs, kwargs):
@@ -358,8 +456,65 @@ class Traced(Tracked):
     def __str__(self):
         return self.__format__("")
 
-    def __repr__(self):
-        return f"Traced({self.value!r})"
+    def __repr__(self):  # repr(x), f"{x!r}": a string made from the value, a guard
+        if self.level not in _traces:  # (a box seen after its trace, in a message)
+            return f"Traced({self.value!r})"
+        return _guard(self, "repr", repr(self.value))
+
+    def __hash__(self):  # set(y), {label: ...}, Counter: by the value, as NumPy's scalars
+        return _guard(self, "hash", hash(self.value))  # (an array: NumPy's TypeError)
+
+    def _call(name):  # math.trunc(x[0]), x[1].is_integer(): a number read from the value
+        def read(self):
+            return _guard(self, ("call", name), _HELPERS[name](self.value))
+
+        return read
+
+    __trunc__, __floor__, __ceil__ = (
+        _call("_trunc"), _call("_floor"), _call("_ceil"))  # type: ignore[arg-type]
+    is_integer, as_integer_ratio = (
+        _call("_is_integer"), _call("_integer_ratio"))  # type: ignore[arg-type]
+    del _call
+
+    def __reduce_ex__(self, protocol):  # pickle.dumps(x): NumPy's bytes, eagerly
+        raise _Untraceable("pickle reads a traced array outside NumPy's functions",
+                           "Pickle the arrays outside the jitted function to jit it.")
+
+    def __bytes__(self):
+        return _guard(self, "bytes", bytes(self.value))
+
+    def tobytes(self, order="C"):  # (a cache key made of the bytes)
+        return _guard(self, ("method", "tobytes", (order,)), np.asarray(self.value).tobytes(
+            order))
+
+    def view(self, *args, **kwargs):  # x.view(np.int64): the bits, recorded (eager's own)
+        return _record(self, _view, (self, *args), kwargs)
+
+    def __getattr__(self, name):  # x.ctypes, x.dumps(): what no recorded call replays
+        if name.startswith("__") or hasattr(type(self), name) or not (
+                hasattr(np.ndarray, name) or hasattr(np.generic, name)):
+            return Tracked.__getattr__(self, name)  # (a property's own error: x.dtype)
+        raise _Untraceable(f"x.{name} reads a traced array outside NumPy's functions",
+                           f"Call x.{name} outside the jitted function to jit it.")
+
+
+def _unrecorded(name):
+    def unrecorded(self, *args, **kwargs):
+        raise _Untraceable(f"x.{name}() reads a traced array outside NumPy's functions",
+                           f"Call x.{name}() outside the jitted function to jit it.")
+
+    unrecorded.__name__ = unrecorded.__qualname__ = name
+    return unrecorded
+
+
+# the ndarray methods a tracked value refuses, having no rule (methods.py's no_method):
+# on a traced value in a plain pb.jit they work eagerly, as on the array
+for _name in dir(Tracked):
+    _method = getattr(Tracked, _name, None)
+    if isinstance(_method, types.FunctionType) and _method.__code__.co_name == "no_method" and (
+            _name not in Traced.__dict__):
+        setattr(Traced, _name, _unrecorded(_name))
+del _name, _method
 
 
 # ---------------------------------------------------------------------------- the program
@@ -787,6 +942,12 @@ def _guard_lines(src, name, kind, expected):
         elif isinstance(kind, tuple) and kind[0] == "round":
             digits = "" if kind[1] is None else f", {kind[1]!r}"
             value = f"round({name}{digits})"
+        elif isinstance(kind, tuple) and kind[0] == "call":
+            value = f"{kind[1]}({name})"
+        elif kind == "is":  # a string or a dtype made from traced values
+            value = name
+        elif isinstance(kind, tuple) and kind[0] == "method":
+            value = f"np.asarray({name}).{kind[1]}({', '.join(repr(a) for a in kind[2])})"
         elif isinstance(kind, tuple):  # item(*args)
             value = f"np.asarray({name}).item({', '.join(repr(a) for a in kind[1])})"
         elif kind == "tolist":
@@ -800,6 +961,9 @@ def _guard_lines(src, name, kind, expected):
 
 
 _HELPERS["operator"] = operator
+_HELPERS.update(_trunc=math.trunc, _floor=math.floor, _ceil=math.ceil,
+                _is_integer=lambda v: v.is_integer(),
+                _integer_ratio=lambda v: v.as_integer_ratio())
 _HELPERS["math"] = math
 
 
@@ -820,6 +984,7 @@ def _signature(x, sig, inputs):
             if type(c) is np.ndarray:
                 sig.append(c.shape)
                 sig.append(c.dtype)
+                sig.append(c.strides)  # (the memory layout: ravel(order="A"), x.flags)
                 inputs.append(c)
             else:
                 tracked = _signature(c, sig, inputs) or tracked
@@ -827,6 +992,7 @@ def _signature(x, sig, inputs):
     if t is np.ndarray:
         sig.append(x.shape)
         sig.append(x.dtype)
+        sig.append(x.strides)
         inputs.append(x)
         return False
     if t is dict or t is OrderedDict or issubclass(t, tuple) and hasattr(t, "_fields"):
@@ -850,20 +1016,51 @@ _TRACED = (np.ndarray, np.inexact)
 
 def _leaf_key(x):
     if isinstance(x, np.ndarray):
-        return ((x.shape, x.dtype),)
+        return ((x.shape, x.dtype, x.strides),)
     if isinstance(x, np.inexact):
         return (x.dtype,)
     t = type(x)
     if t is float and not (x and x == x) or t is complex:  # 0.0 and -0.0 are ==, and a
         return (t, _number_key(x))  # NaN is equal to nothing
-    return (t, x)  # a static value: part of the key (it must be hashable)
+    if isinstance(x, _BY_VALUE) or t.__eq__ is object.__eq__:
+        return (t, x)  # a static value: part of the key (it must be hashable)
+    # another object: by identity, as its arrays and numbers are constants of the program
+    # found from it (two objects that compare equal may hold other arrays)
+    return (t, _BY_ID, id(x), x)  # (x: an unhashable one is refused, as before)
+
+
+_BY_ID = "by id"
 
 
 class _Program:
-    __slots__ = ("source", "run", "keep", "watched")
+    __slots__ = ("source", "run", "keep", "watched", "errors", "token")
 
-    def __init__(self, source, run, keep, watched=()):
+    def __init__(self, source, run, keep, watched=(), errors=None, token=None):
         self.source, self.run, self.keep, self.watched = source, run, keep, watched
+        # the global np.errstate of the trace (its lines under a rule's np.errstate hold
+        # what differs from it): a replay runs under the same one
+        self.errors, self.token = errors, token
+
+    def other_errstate(self):
+        """Whether the global np.errstate now is another than the trace's."""
+        token = _errstate_token()
+        if token is self.token:
+            return False
+        if np.geterr() != self.errors:
+            return True
+        self.token = token  # (the same state again, in another np.errstate block)
+        return False
+
+
+try:  # (NumPy's own: one object per np.errstate block, a fast test of the usual case)
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar as _errstate_var,
+    )
+
+    _errstate_token = _errstate_var.get
+except ImportError:  # pragma: no cover
+    def _errstate_token():
+        return None
 
 
 _EAGER = _Program("", None, None)  # a structure that runs eagerly
@@ -912,7 +1109,8 @@ def _global_names(code, found):
     return found
 
 
-_RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+_RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+           random.Random)
 # the modules whose globals are no user's state (pullback's own, NumPy's, SciPy's)
 _LIBRARIES = frozenset({"pullback", "numpy", "scipy"})
 
@@ -925,11 +1123,15 @@ def _scan(f):
     arguments): ``(label, root, steps)`` for ``_reach``."""
     arrays: dict[tuple[int, tuple], _Captured] = {}
     generators: list[Any] = []
-    roots: list[tuple[str, Any, tuple]] = []
+    roots: list[tuple[Any, ...]] = []
     seen: set[int] = set()
+    complete = [True]
 
     def visit(fn, depth, label="f"):
-        if depth > 6 or id(fn) in seen:
+        if id(fn) in seen:
+            return
+        if depth > _SCAN_DEPTH:
+            complete[0] = False  # (a call chain deeper than this: a warning)
             return
         seen.add(id(fn))
         if isinstance(fn, functools.partial):
@@ -939,6 +1141,7 @@ def _scan(f):
         if isinstance(fn, types.MethodType):
             roots.append(("self", fn.__self__, ()))
             visit(fn.__func__, depth + 1)
+            methods(type(fn.__self__), depth + 1)
             return
         if isinstance(fn, Jitted):
             visit(fn._f, depth + 1)
@@ -949,8 +1152,11 @@ def _scan(f):
             if isinstance(call, types.FunctionType):  # an object called as a function
                 roots.append((label, fn, ()))
                 visit(call, depth + 1)
+                methods(type(fn), depth + 1)
             return
         scope = fn.__globals__
+        if _others(scope.get("__name__")):  # (NumPy's, SciPy's: no user state)
+            return
         library = str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES
         if not library:
             roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),))
@@ -968,19 +1174,39 @@ def _scan(f):
             if isinstance(v, np.ndarray):
                 arrays.setdefault((id(root), steps), _Captured(name, root, steps))
                 continue
-            if root is not scope or not library:
+            if not library:
                 roots.append((name, root, steps))
-            if isinstance(v, types.ModuleType) and v.__name__.partition(".")[0] not in (
-                    _LIBRARIES):  # config.W: a constant, as an attribute
+            elif root is not scope and not (callable(v) or isinstance(v, str)):
+                roots.append((name, root, steps, False))  # (pullback's own closure: its
+                # cells are never rebound, and its functions are visited)
+            if isinstance(v, types.ModuleType) and not _library(
+                    v.__name__):  # config.W: a constant, as an attribute
                 roots.extend((f"{name}.{n}", v.__dict__, ((False, n),)) for n in names
                              if n in v.__dict__ and not callable(v.__dict__[n]))
+                for n in names:  # helpers.f(x): the globals that f reads too
+                    if isinstance(v.__dict__.get(n), types.FunctionType):
+                        visit(v.__dict__[n], depth + 1, f"{name}.{n}")
             if isinstance(v, _RANDOM):
                 generators.append(v)
             elif callable(v) and not isinstance(v, (type, np.ufunc)):
                 visit(v, depth + 1, name)
 
+    def methods(cls, depth):
+        """The methods and properties of a class's object (``self.forward``, called from
+        the method jitted)."""
+        for c in cls.__mro__:
+            if _library(c.__module__):
+                continue
+            for v in list(c.__dict__.values()):
+                if isinstance(v, property):
+                    v = v.fget
+                elif isinstance(v, (staticmethod, classmethod)):
+                    v = v.__func__
+                if isinstance(v, types.FunctionType):
+                    visit(v, depth)
+
     visit(f, 0)
-    return list(arrays.values()), generators, roots, seen
+    return list(arrays.values()), generators, roots, seen, complete[0]
 
 
 class _Watched:
@@ -1007,10 +1233,7 @@ class _Watched:
             return True
         if x is not self.array or x.shape != self.shape:
             return True
-        data = self.data
-        if type(data) is bytes:
-            return x.tobytes() != data
-        return not (x.view(data.dtype) == data).all()  # (its bits, as unsigned integers)
+        return _bits_changed(x, self.data)
 
     def restore(self):
         """Put back what the trace found here: the function changed it, and runs eagerly."""
@@ -1059,6 +1282,8 @@ _NUMBERS = (bool, int, float, complex, np.number, np.bool_)
 # another way (a module's by the names the functions use, a class's through its instances)
 _OPAQUE = (str, bytes, int, float, complex, type(None), type, types.ModuleType, np.generic,
            np.dtype, np.ufunc, range, slice, types.BuiltinFunctionType, types.CodeType)
+_BY_VALUE = (*_OPAQUE, frozenset)  # the static arguments keyed by value
+_SCAN_DEPTH = 100  # functions calling functions, through globals and closures
 _REACH_DEPTH = 6  # containers and attributes below a root
 _REACH_VALUES = 20000  # containers and objects looked into, per trace
 
@@ -1075,31 +1300,136 @@ def _snapshot(x):
     return x.view(bits).copy()
 
 
+def _bits_changed(x, data):
+    """Whether array ``x`` no longer holds the bits ``_snapshot`` took."""
+    if type(data) is bytes:
+        return x.tobytes() != data
+    return not (x.view(data.dtype) == data).all()  # (its bits, as unsigned integers)
+
+
+class _WatchedObject(_Watched):
+    """Any other value the function reaches through an attribute, a container, a closure
+    or a global (a string ``self.mode``, ``None``, a function ``self.act``, a list): a
+    call that finds another object there (a string of other characters) traces again."""
+
+    __slots__ = ()
+
+    def __init__(self, label, root, steps, value):
+        super().__init__(label, root, steps, np.empty(0), None)
+        self.array = value
+
+    def changed(self):
+        try:
+            x = self.current()
+        except (LookupError, AttributeError, TypeError, ValueError):
+            return True
+        v = self.array
+        if x is v:
+            return False
+        return type(x) is not type(v) or not isinstance(v, (str, bytes)) or x != v
+
+    restore = _WatchedNumber.restore
+
+
+class _WatchedItems(_Watched):
+    """What a container or an object holds, beyond its values (watched one by one): its
+    length, keys or attribute names, so ``layers.append(W)``, ``cfg["scale"] = 10`` and
+    ``o.scale = 5`` (read as ``getattr(o, "scale", 1.0)``) trace again; a set's or a
+    frozenset's elements."""
+
+    __slots__ = ()
+
+    def __init__(self, label, x):
+        super().__init__(label, None, (), np.empty(0), None)
+        self.array, self.data = x, _items(x)
+
+    def changed(self):
+        x, saved = self.array, self.data
+        if isinstance(x, (set, frozenset)):
+            return x != saved
+        now = _items(x)
+        return len(now) != len(saved) or list(now) != list(saved)  # (the keys, in order)
+
+    def restore(self):
+        x, saved = self.array, self.data
+        with contextlib.suppress(LookupError, AttributeError, TypeError, ValueError):
+            if isinstance(x, (list, collections.deque)):
+                x.clear()
+                x.extend(saved)
+            elif isinstance(x, (dict, set)):
+                x.clear()
+                x.update(saved)
+            elif isinstance(x, type):
+                for n in [n for n in x.__dict__ if n not in saved]:
+                    delattr(x, n)
+                for n, v in saved.items():
+                    if x.__dict__.get(n, _MISSING) is not v:
+                        setattr(x, n, v)
+            elif isinstance(getattr(x, "__dict__", None), dict):
+                x.__dict__.clear()
+                x.__dict__.update(saved)
+
+
+_MISSING = object()
+
+
+def _items(x):
+    """A shallow copy of what ``x`` holds, by key (a set: itself)."""
+    if isinstance(x, (list, tuple, collections.deque)):
+        return dict(enumerate(x))
+    if isinstance(x, (set, frozenset)):
+        return frozenset(x)
+    if isinstance(x, dict):
+        return dict(x)
+    if isinstance(x, type):
+        return dict(x.__dict__)
+    return dict(getattr(x, "__dict__", None) or {})
+
+
+# the modules whose classes and functions hold no user state
+def _library(module):
+    top = str(module or "").partition(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names or top == "builtins"
+
+
+def _others(module):
+    """Whether a function of this module holds no user state (its caches may change):
+    NumPy's, SciPy's, the standard library's; pullback's own hold the user's functions."""
+    return _library(module) and str(module or "").partition(".")[0] != "pullback"
+
+
 def _reach(roots, visited):
-    """``(watched, generators, complete)``: the arrays reachable from ``roots`` (as
-    ``_Watched``), the random generators, and whether the walk saw everything. Functions
-    in ``visited`` were scanned already (their closures' arrays are traced)."""
+    """``(watched, generators, complete)``: what is reachable from ``roots`` (arrays as
+    ``_Watched``, numbers as ``_WatchedNumber``, every other value by identity and every
+    container by its keys), the random generators, and whether the walk saw everything.
+    Functions in ``visited`` were scanned already (their closures' arrays are traced);
+    other functions reached (an argument, a method, a property, another module's) are
+    looked into: closures, defaults and the globals they read. An iterator (a batch
+    iterator ``next(batches)``) is state the function changes: its call runs eagerly."""
     watched: list[_Watched] = []
     generators: list[Any] = []
     seen: set[int] = set()
-    classes: set[int] = set()
     data: dict[int, Any] = {}
     complete = True
     budget = [_REACH_VALUES]
 
-    def walk(x, label, root, steps, depth):
+    def walk(x, label, root, steps, depth, rebindable=True):
         nonlocal complete
-        if isinstance(x, np.ndarray):
-            if x.dtype.kind != "O":
-                if id(x) not in data:
-                    data[id(x)] = _snapshot(x)
-                watched.append(_Watched(label, root, steps, x, data[id(x)]))
+        if isinstance(x, np.ndarray) and x.dtype.kind != "O":
+            if id(x) not in data:
+                data[id(x)] = _snapshot(x)
+            watched.append(_Watched(label, root, steps, x, data[id(x)]))
             return
         if isinstance(x, _NUMBERS) and steps:
             watched.append(_WatchedNumber(label, root, steps, x))
             return
-        if isinstance(x, (_OPAQUE, Jitted, Traced)) or id(x) in seen:
-            return  # (a traced box: an input, captured)
+        if isinstance(x, Traced):
+            return  # (an input, captured)
+        if steps and rebindable and not isinstance(x, types.ModuleType):
+            watched.append(_WatchedObject(label, root, steps, x))
+        if isinstance(x, type) and _library(x.__module__) or isinstance(x, (
+                _OPAQUE, Jitted)) and not isinstance(x, type) or id(x) in seen:
+            return
         budget[0] -= 1
         if budget[0] < 0 or depth > _REACH_DEPTH:
             complete = False
@@ -1108,42 +1438,72 @@ def _reach(roots, visited):
         if isinstance(x, _RANDOM):
             generators.append(x)
             return
+        if isinstance(x, collections.abc.Iterator):
+            raise _Untraceable(
+                f"it reaches {label}, an iterator, whose next items the program would not "
+                "read", "Pass the items it takes (the batch) as arguments to jit it.")
         items: Any
         if isinstance(x, Tracked):  # (a param: its value, and the .grad backward() adds to)
             items = [(True, n) for n in ("value", "grad") if n == "value" or hasattr(x, n)]
-        elif isinstance(x, (list, tuple)):
+        elif isinstance(x, np.ndarray):  # of objects: each element, by identity
+            items = [(False, np.unravel_index(i, x.shape)) for i in range(x.size)]
+        elif isinstance(x, (list, tuple, collections.deque)):
+            if not isinstance(x, tuple):
+                watched.append(_WatchedItems(label, x))
             items = [(False, i) for i in range(len(x))]
         elif isinstance(x, dict):
+            watched.append(_WatchedItems(label, x))
             items = [(False, k) for k in x]
+        elif isinstance(x, (set, frozenset)):
+            watched.append(_WatchedItems(label, x))
+            return
         elif isinstance(x, types.FunctionType):
-            if id(x) in visited:
+            if id(x) in visited or _others(x.__globals__.get("__name__")):
                 return
             cells = zip(x.__code__.co_freevars, x.__closure__ or ())
             for name, cell in cells:
                 walk_at(cell, ((True, "cell_contents"),), name, cell, (), depth, False)
             for name in ("__defaults__", "__kwdefaults__"):
-                walk_at(x, ((True, name),), f"{x.__name__}.{name}", x, (), depth, False)
+                walk_at(x, ((True, name),), f"{x.__name__}.{name}", x, (), depth, False,
+                        False)
+            scope = x.__globals__
+            if not _library(scope.get("__name__")):  # the globals it reads
+                for name in sorted(_global_names(x.__code__, set())):
+                    if name in scope and not isinstance(scope[name], types.ModuleType):
+                        walk_at(scope, ((False, name),), name, scope, (), depth + 1, False)
             return
         elif isinstance(x, functools.partial):
             items = [(True, "args"), (True, "keywords"), (True, "func")]
         elif isinstance(x, types.MethodType):
             items = [(True, "__self__"), (True, "__func__")]
+        elif isinstance(x, property):
+            items = [(True, "fget"), (True, "fset"), (True, "fdel")]
+        elif isinstance(x, (staticmethod, classmethod)):
+            items = [(True, "__func__")]
+        elif isinstance(x, type):  # a class reached directly (K.W) or an instance's
+            watched.append(_WatchedItems(label, x))
+            for n in list(x.__dict__):
+                if n not in ("__dict__", "__weakref__", "__doc__", "__module__"):
+                    walk_at(x, ((True, "__dict__"), (False, n)), label, root, steps,
+                            depth + 1)
+            return
         else:
             names = list(getattr(x, "__dict__", None) or ())
+            if isinstance(getattr(x, "__dict__", None), dict):
+                watched.append(_WatchedItems(label, x))
             for cls in type(x).__mro__:
                 slots = cls.__dict__.get("__slots__", ())
                 names += [slots] if isinstance(slots, str) else [
                     n for n in slots if n not in ("__dict__", "__weakref__")]
-                if id(cls) not in classes:  # a class's arrays (self.SCALE), once
-                    classes.add(id(cls))
-                    for n, v in list(cls.__dict__.items()):
-                        if isinstance(v, np.ndarray):
-                            walk_at(cls, ((True, n),), cls.__name__, cls, (), depth + 1)
+                if not _library(cls.__module__):  # its methods, properties, attributes
+                    walk(cls, cls.__name__, cls, (), depth + 1)
             items = [(True, n) for n in names]
+        fixed = isinstance(x, (tuple, types.MethodType, functools.partial, property,
+                              staticmethod, classmethod))  # (what cannot be rebound)
         for step in items:
-            walk_at(x, (step,), label, root, steps, depth + 1)
+            walk_at(x, (step,), label, root, steps, depth + 1, rebindable=not fixed)
 
-    def walk_at(x, path, label, root, steps, depth, named=True):
+    def walk_at(x, path, label, root, steps, depth, named=True, rebindable=True):
         """Walk the value at ``path`` from ``x`` (a label of its own unless ``named``)."""
         try:
             value = x
@@ -1152,22 +1512,68 @@ def _reach(roots, visited):
         except (LookupError, AttributeError, TypeError, ValueError):
             return
         for attribute, key in path if named else ():
+            if attribute and key == "__dict__":
+                continue
             label = f"{label}.{key}" if attribute else f"{label}[{key!r}]"
-        walk(value, label, root, steps + path, depth)
+        walk(value, label, root, steps + path, depth, rebindable)
 
-    for label, root, steps in roots:
-        walk_at(root, steps, label, root, (), 0, False)
+    for label, root, steps, *fixed in roots:  # (a function's defaults: rebound rarely)
+        walk_at(root, steps, label, root, (), 0, False, not fixed and (steps[-1][1] not in (
+            "__defaults__", "__kwdefaults__") if steps else True))
     return watched, generators, complete
 
 
 def _random_state(generators):
+    """What a draw changes: NumPy's global state, Python's ``random`` module's, that of the
+    generators reached, and the count of fresh seeds drawn (``np.random.default_rng()``
+    made inside the function)."""
     legacy = np.random.get_state(legacy=False)
-    states = [legacy["state"]["pos"], legacy["state"]["key"].tobytes(), legacy["has_gauss"]]
+    states = [legacy["state"]["pos"], legacy["state"]["key"].tobytes(), legacy["has_gauss"],
+              random.getstate(), _entropy[0]]
     for g in generators:
+        if isinstance(g, random.Random):
+            states.append(g.getstate())
+            continue
         bits = g.bit_generator if isinstance(g, np.random.Generator) else getattr(
             g, "_bit_generator", g)
         states.append(repr(bits.state))
     return states
+
+
+_entropy = [0]  # the fresh seeds drawn in traces (NumPy's SeedSequence() without entropy)
+_raising = [0]  # the warnings filters set to "error" in traces
+
+
+@contextlib.contextmanager
+def _counting():
+    """For the length of one trace, count the fresh seeds NumPy draws (a generator the
+    function makes from fresh entropy, ``np.random.default_rng()``, draws one) and the
+    warnings filters set to raise (a function that sets one to catch a RuntimeWarning takes
+    another path where a replay would warn): NumPy's ``randbits`` and ``warnings``'
+    ``_add_filter`` are wrapped, and put back after."""
+    from numpy.random import bit_generator
+    draw, add = getattr(bit_generator, "randbits", None), getattr(warnings, "_add_filter", None)
+
+    def randbits(k):
+        _entropy[0] += 1
+        return draw(k)
+
+    def _add_filter(*item, append):
+        if item and item[0] == "error":
+            _raising[0] += 1
+        return add(*item, append=append)
+
+    try:
+        if draw is not None:
+            bit_generator.randbits = randbits
+        if add is not None:
+            warnings._add_filter = _add_filter
+        yield
+    finally:
+        if draw is not None:
+            bit_generator.randbits = draw
+        if add is not None:
+            warnings._add_filter = add
 
 
 def _names(f, args, kwargs):
@@ -1215,13 +1621,32 @@ class Jitted:
         name = name.strip("_") or "f"
         self._fname = f"_{name}" if keyword.iskeyword(name) or name[0].isdigit() else name
         self._programs: dict[Any, list[_Program]] = {}
-        self._captured, self._generators, self._roots, self._scanned = _scan(f)
+        self._bound: dict[int, tuple[Any, Jitted]] = {}  # (a method's, by object)
+        self._captured, self._generators, self._roots, self._scanned, _ = _scan(f)
         self.traces = 0
         self._warned = self._warned_reach = False
         self._changed = ""  # the last array seen changed between calls (for the warning)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run(args, kwargs)[0]
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """``@pb.jit`` on a method: ``m.loss`` is ``pb.jit`` of the bound method, one per
+        object (kept while the object lives)."""
+        if obj is None:
+            return self
+        bound = self._bound.get(id(obj))
+        if bound is not None and bound[0]() is obj:
+            return bound[1]
+        jitted = Jitted(types.MethodType(self._f, obj))
+        key = id(obj)
+        ref: Any
+        try:
+            ref = weakref.ref(obj, lambda _, key=key: self._bound.pop(key, None))  # type: ignore[misc]
+        except TypeError:  # (an object without weak references: kept)
+            ref = (lambda obj=obj: obj)
+        self._bound[key] = (ref, jitted)
+        return jitted
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated Python source that these arguments run (tracing it if needed).
@@ -1258,6 +1683,11 @@ class Jitted:
             captured = [c.get() for c in self._captured]
             sig.append(tuple(_leaf_key(x) for x in captured))
             inputs += [x for x in captured if isinstance(x, np.ndarray)]
+        if len(inputs) > 1 and len(set(map(id, inputs))) < len(inputs):
+            # the same array twice (f(x, x)): one traced value in the program, as x is x
+            first: dict[int, int] = {}
+            sig.append((_BY_ID, tuple(first.setdefault(id(a), i) for i, a in enumerate(
+                inputs))))
         try:
             key = tuple(sig)
             hash(key)
@@ -1287,7 +1717,13 @@ class Jitted:
                 if program.watched and self._stale(program.watched):
                     del programs[i]  # its constants are not the arrays' values any more
                     continue
-                out = program.run(*inputs)
+                if program.other_errstate():
+                    i += 1
+                    continue
+                try:
+                    out = program.run(*inputs)
+                except Exception:  # a path the trace did not take (the except branch of
+                    return self._f(*args, **kwargs), None  # an np.linalg.solve): eager's
                 if out is not RETRACE:
                     return out, program
                 i += 1
@@ -1306,16 +1742,21 @@ class Jitted:
         self.traces += 1
         try:
             program = self._trace(args, kwargs)
+        except _Rescanned:
+            self.traces -= 1
+            return self._run(args, kwargs)
         except _Untraceable as why:
             warnings.warn(
                 f"pullback: pb.jit({self._fname}) cannot record this call ({why}); calls "
-                "with these shapes run eagerly. Write the update out of place (np.where, "
-                "np.concatenate, a new array returned) to jit it.", RuntimeWarning,
+                f"with these shapes run eagerly. {why.advice}", RuntimeWarning,
                 stacklevel=3)
             self._programs[key] = [_EAGER]
             return self._f(*args, **kwargs), None
         # the first result is the program's too: the same fresh arrays as every replay
-        out = program.run(*inputs)
+        try:
+            out = program.run(*inputs)
+        except Exception:
+            out = RETRACE
         if out is RETRACE:  # not replayable even on the arguments it was traced on
             warnings.warn(
                 f"pullback: pb.jit({self._fname}) recorded a program that does not replay "
@@ -1336,13 +1777,21 @@ class Jitted:
 
     def _trace(self, args, kwargs):
         trace = _Trace()
+        rescan = _scan(self._f)  # (globals defined after pb.jit(f), cells filled since)
+        again = [(id(c.root), c.steps) for c in rescan[0]] != [
+            (id(c.root), c.steps) for c in self._captured]
+        self._captured, self._generators, self._roots, self._scanned, seen_all = rescan
+        if again:  # other captured arrays: the key and the inputs change
+            self._programs.clear()
+            raise _Rescanned
         flat, treedef = tree_flatten((args, kwargs))
         names = _names(self._f, args, kwargs)
         slots = _leaf_names(names, args, kwargs)
         params, boxed, roots = [], [], list(self._roots)
+        boxes: dict[int, Traced] = {}  # the same array twice: one box (the key says so)
         for x, name in zip(flat, slots):
             if isinstance(x, _TRACED):
-                box = Traced(x, trace.level)
+                box = boxes.setdefault(id(x), Traced(x, trace.level))
                 params.append((name, box))
                 boxed.append(box)
             else:
@@ -1357,14 +1806,19 @@ class Jitted:
             for c in self._captured:
                 v = c.get()
                 if isinstance(v, np.ndarray):
-                    box = Traced(v, trace.level)
+                    box = boxes.setdefault(id(v), Traced(v, trace.level))
                     params.append((c.name, box))
                     c.set(box)
                     swapped.append((c, v, box))
             watched, generators, complete = _reach(roots, self._scanned)
+            for w in watched:  # (a write into one of these is seen by _restore)
+                if type(w) is _Watched:
+                    trace.constants[id(w.array)] = None
             generators += self._generators
             before = _random_state(generators)
-            out = self._f(*targs, **tkwargs)
+            raising = _raising[0]
+            with _counting():
+                out = self._f(*targs, **tkwargs)
         except _Untraceable:
             _restore(watched)
             raise
@@ -1376,25 +1830,38 @@ class Jitted:
                 with contextlib.suppress(LookupError, AttributeError, TypeError, ValueError):
                     c.set(v)
             del _traces[trace.level]
-        if not complete and not self._warned_reach:
+        if not (complete and seen_all) and not self._warned_reach:
             self._warned_reach = True
             warnings.warn(
-                f"pullback: pb.jit({self._fname}) reaches more containers and attributes "
-                f"than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep), so a "
-                "change to the arrays beyond them between calls is not seen; pass the "
-                "arrays that change as arguments", RuntimeWarning, stacklevel=4)
+                f"pullback: pb.jit({self._fname}) reaches more containers, attributes and "
+                f"functions than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep; "
+                f"calls {_SCAN_DEPTH} deep), so a change to the state beyond them between "
+                "calls is not seen; pass the arrays that change as arguments",
+                RuntimeWarning, stacklevel=4)
         if _random_state(generators) != before:
+            _restore(watched)
             raise TypeError(
-                f"pullback: {self._fname} draws random numbers (np.random, or a Generator it "
-                "reaches or is passed), which pb.jit would replay as the same draw on every "
-                "call. Draw them outside and pass them as arguments: pb.jit(f)(x, noise) "
-                "with noise = rng.normal(...)"
+                f"pullback: {self._fname} draws random numbers (np.random, Python's random, "
+                "a Generator it reaches or is passed, or one it makes from fresh entropy "
+                "with np.random.default_rng()), which pb.jit would replay as the same draw "
+                "on every call. Draw them outside and pass them as arguments: "
+                "pb.jit(f)(x, noise) with noise = rng.normal(...)"
             )
         changed = _restore(watched)
         if changed or rebound:
             raise _Untraceable(
-                f"it changes {changed or rebound}, an array or a number it reads from "
-                "outside its arguments")
+                f"it changes {changed or rebound}, a value it reads from outside its "
+                "arguments", "Pass what changes as an argument and return its new value "
+                "to jit it.")
+        if _raising[0] != raising:
+            raise _Untraceable(
+                "it sets a warnings filter to raise, so a NumPy warning takes another path",
+                "Catch the condition with NumPy (np.isfinite, np.errstate) to jit it.")
+        if _written(trace):
+            raise _Untraceable(
+                "it writes into an array after a NumPy call took it (the program would "
+                "replay the call on the array's last values)", "Make a new array for "
+                "each use (np.zeros(3) inside the loop, or w = w * 3) to jit it.")
         outs, out_def = tree_flatten(out)
         for o in outs:
             if isinstance(o, Tracked) and not isinstance(o, Traced):
@@ -1413,7 +1880,15 @@ class Jitted:
         while name in used:
             name = f"_{name}"
         source, run, keep = _emit(name, trace, _unique(params), outs, out_def)
-        return _Program(source, run, keep, tuple(watched))
+        return _Program(source, run, keep, tuple(watched), trace.errors, trace.token)
+
+
+def _written(trace):
+    """Whether a constant of the trace's calls was written into after a call took it; the
+    trace lets go of them (what only the trace holds is private: _jit_passes)."""
+    written = any(_bits_changed(*c) for c in trace.constants.values() if c is not None)
+    trace.constants.clear()
+    return written
 
 
 def _restore(watched):
