@@ -145,10 +145,12 @@ class _Watch:
     """What a thread's ``detect_anomaly`` or ``graph`` sees: every node's op and site, and,
     with ``check``, the anomaly checks of the forward and the backward pass."""
 
-    def __init__(self, check: bool, outer: _Watch | None) -> None:
+    def __init__(self, check: bool, outer: _Watch | None, collect: bool = False) -> None:
         self.check: bool = check or (outer is not None and outer.check)
+        self.collect = collect  # check, noting where each node was made, but raise nothing
         self.outer = outer
         self.seen: dict[int, tuple[str, Site | None]] = {}  # node.seq -> (op, site)
+        self.within: dict[int, str] = {}  # node.seq -> the op whose pullback recorded it
 
     def __call__(self, out, args, func):
         nodes = _nodes_of(out)
@@ -166,6 +168,8 @@ class _Watch:
         while watch is not None:
             for node in nodes:
                 watch.seen[node.seq] = (op, site)
+                if running is not None:
+                    watch.within[node.seq] = running[0]
             watch = watch.outer
         if not self.check:
             return
@@ -175,7 +179,7 @@ class _Watch:
             value = node.value
             bad = next((b for b in map(_first_bad, _values(value)) if b), None) \
                 if isinstance(value, tuple) else _first_bad(plain(value))
-            if bad is not None and _all_finite(args):
+            if bad is not None and _all_finite(args) and not self.collect:
                 within = "" if running is None else (
                     f" (computing the derivative of {running[0]}, in its pullback)")
                 raise _anomaly(
@@ -216,7 +220,8 @@ def _checked_pullback(pullback, op, site):
     def check(g, ct, position):
         if ct is not None and ct.__class__ is not NotImplementedCotangent:
             bad = next((b for b in map(_first_bad, _values(ct)) if b), None)
-            if bad is not None and _all_finite(g):
+            if bad is not None and _all_finite(g) and not getattr(state.watch, "collect",
+                                                                   False):
                 raise _anomaly(
                     f"pullback: the pullback of {op} turned finite cotangents into {bad[1]} "
                     f"at index {bad[0]} of the cotangent of its argument {position}, in the "
@@ -287,10 +292,10 @@ def _mark(error: BaseException, site: Site | None) -> None:
 class _Watching:
     """Set a watch for the thread for the duration of a ``with`` block."""
 
-    check = False
+    check = collect = False
 
     def __enter__(self):
-        self.watch = _Watch(self.check, state.watch)
+        self.watch = _Watch(self.check, state.watch, self.collect)
         with _lock:
             core.watching += 1
         if self.watch.outer is None:
@@ -376,11 +381,14 @@ def _point_at_user(exc: BaseException, tb) -> None:
 # ---------------------------------------------------------------------------- provenance
 
 def first_birth(out, constants=False) -> tuple[Tracked, Any] | None:
-    """The first node (in creation order) of the graph of ``out`` (a tracked value, or a
-    list of them) whose value is NaN or infinite although its inputs were finite, with the
-    index and value: ``(node, bad)``. With ``constants``, the first whose tracked inputs
-    were finite and a constant among its arguments was not: ``(node, (k, bad))``, ``k``
-    that argument's position and ``bad`` its first non-finite entry."""
+    """Where the non-finite values of ``out`` (a tracked value, or a list of them) were
+    born, following them back: from a node that is not finite to those of its inputs that
+    are not finite either, so a NaN that ``np.where`` masked out, or a value nothing used,
+    is never blamed. Returns the first such node (in creation order) whose inputs were all
+    finite, with the index and value: ``(node, bad)``; with ``constants``, the first whose
+    tracked inputs were finite and a constant among its arguments was not:
+    ``(node, (k, bad))``, ``k`` that argument's position and ``bad`` its first non-finite
+    entry."""
     found: tuple[Tracked, Any] | None = None
     stack = [o for o in (out if isinstance(out, list) else [out]) if isinstance(o, Tracked)]
     seen: set[int] = set()
@@ -395,42 +403,26 @@ def first_birth(out, constants=False) -> tuple[Tracked, Any] | None:
         if isinstance(args, Tracked):  # an output of several: its hub
             stack.append(args)
             continue
-        stack.extend(a for a in _tracked(args))
-        if found is not None and node.seq > found[0].seq:
-            continue
         value = node.value
         bad = next((b for b in map(_first_bad, _values(value)) if b), None) \
             if isinstance(value, tuple) else _first_bad(plain(value))
-        if bad is None or not _all_finite(list(_tracked(args))):
+        if bad is None:
+            continue  # finite: what it was computed from did not reach the output here
+        tracked = list(_tracked(args))
+        came = [a for a in tracked if not _all_finite([a])]
+        stack.extend(came)
+        if came or found is not None and node.seq > found[0].seq:
             continue
         if not constants:
             if _all_finite(args):
                 found = (node, bad)
             continue
-        k, came = next(((k, b) for k, a in enumerate(args) if not isinstance(a, Tracked)
-                        and (b := next(filter(None, map(_first_bad, _values(a))), None))),
-                       (None, None))
-        if came is not None:
-            found = (node, (k, came))
+        k, entry = next(((k, b) for k, a in enumerate(args) if not isinstance(a, Tracked)
+                         and (b := next(filter(None, map(_first_bad, _values(a))), None))),
+                        (None, None))
+        if entry is not None:
+            found = (node, (k, entry))
     return found
-
-
-def _constant_birth(f, args, kwargs, argnums) -> str:
-    """Where a non-finite constant (a plain array that ``f`` reads, not an argument)
-    entered the graph of ``f``'s output, as a sentence; "" when none did."""
-    try:
-        with np.errstate(all="ignore"):
-            lin, watch = _record_run(f, args, kwargs, argnums)
-        found = first_birth(tree_flatten(lin.out)[0], constants=True)
-    except Exception:  # noqa: BLE001  (a run that fails: the caller keeps its first error)
-        return ""
-    if found is None:
-        return ""
-    node, (k, (index, value)) = found
-    op, site = watch.site_of(node)
-    where = f" at {site.describe()}" if site is not None else ""
-    return (f"The first non-finite value came in{where}\n{op}'s argument {k}, a constant "
-            f"(not a differentiated argument), holds {value} at index {index}.")
 
 
 def _tracked(x):
@@ -443,28 +435,37 @@ def _tracked(x):
 
 def loss_error(error: LossError, f: Callable[..., Any], args: Sequence[Any],
                kwargs: dict[str, Any], argnums: Sequence[int]) -> LossError:
-    """``error`` (a non-finite loss of ``f``) with where the first non-finite value was
-    born: ``f`` runs once more under ``detect_anomaly``, which stops at that operation."""
+    """``error`` (a non-finite loss of ``f``) with where the first non-finite value that
+    reaches the loss was born: ``f`` runs once more, recorded with the line of each node,
+    and the loss's non-finite values are followed back through the graph (``first_birth``)."""
     try:
-        with detect_anomaly(), np.errstate(all="ignore"):  # NumPy warned on the first run
-            Linearized(f, args, kwargs, argnums)
-    except FloatingPointError as e:
-        site = getattr(e, "pullback_site", None)
-        if isinstance(site, Site):
-            head, _, rest = str(e).partition(" in the forward pass")
-            head = head.removeprefix("pullback: ")
-            if rest.startswith(" (computing"):  # born in a pullback: say whose
-                head += " " + rest[1:rest.index(")") + 1]
-            return LossError(f"{error}\nThe first non-finite value was born at "
-                             f"{site.describe()}\n{head}.")
+        with np.errstate(all="ignore"), _Provenance() as seen:  # (NumPy warned already)
+            lin = Linearized(f, args, kwargs, argnums)
+        watch = seen.watch
+        outs = tree_flatten(lin.out)[0]
+        born, came = first_birth(outs), first_birth(outs, constants=True)
     except Exception:  # noqa: BLE001  (a second run that fails differently: keep the first error)
-        pass
-    bad = _bad_input(args, argnums) or _constant_birth(f, args, kwargs, argnums)
+        born = came = None
+    if born is not None:
+        node, (index, value) = born
+        op, site = watch.site_of(node)
+        within = watch.within.get(node.seq)
+        how = f" (computing the derivative of {within}, in its pullback)" if within else ""
+        where = site.describe() if site is not None else "a line pullback could not find"
+        return LossError(f"{error}\nThe first non-finite value was born at {where}\n"
+                         f"{op} of finite inputs gave {value} at index {index}{how}.")
+    bad = _bad_input(args, argnums)
+    if not bad and came is not None:
+        node, (k, (index, value)) = came
+        op, site = watch.site_of(node)
+        where = f" at {site.describe()}" if site is not None else ""
+        bad = (f"The first non-finite value came in{where}\n{op}'s argument {k}, a constant "
+               f"(not a differentiated argument), holds {value} at index {index}.")
     if bad:
         return LossError(f"{error}\n{bad}")
-    return LossError(f"{error}\nRunning {fname_of(f)} again under pb.detect_anomaly() found "
-                     "no operation that made it from finite values (does it draw random "
-                     "numbers, or read state that changed?).")
+    return LossError(f"{error}\nRunning {fname_of(f)} again found no operation that made "
+                     "it from finite values (does it draw random numbers, or read state that "
+                     "changed?).")
 
 
 def _bad_input(args, argnums) -> str:
@@ -499,6 +500,10 @@ def graph_loss_error(error: LossError, loss) -> LossError:
 
 class _Watched(_Watching):
     check = False
+
+
+class _Provenance(_Watching):  # where each node was made, pullbacks included: loss_error's
+    check = collect = True
 
 
 def _record_run(f, args, kwargs, nums) -> tuple[Linearized, _Watch]:

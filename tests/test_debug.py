@@ -86,6 +86,26 @@ def test_a_non_finite_argument_is_named_as_the_source():
         pb.grad(lambda x: np.sum(x * 2.0))(np.array([1.0, np.nan]))
 
 
+def masked_then_bad(x):
+    safe = np.where(x > 0.7, np.log(x - 0.7), 0.0)  # a log of negatives, masked out
+    big = np.exp(x * 1000.0)  # overflows, never used  # noqa: F841
+    bad = np.log(x[2] - 2.0)  # the cause: log(0)
+    return np.sum(safe) + bad
+
+
+def test_the_non_finite_value_named_is_one_that_reaches_the_loss():
+    x = np.array([0.5, 1.0, 2.0])
+    with np.errstate(all="ignore"), pytest.raises(pb.LossError) as info:
+        pb.grad(masked_then_bad)(x)
+    message = str(info.value)
+    assert f"{HERE}:{line_of(masked_then_bad, 'the cause')} in masked_then_bad" in message
+    assert "np.log of finite inputs gave -inf at index ()" in message
+    W = pb.param(x)
+    with np.errstate(all="ignore"), pytest.raises(
+            pb.LossError, match=r"np\.log of finite inputs gave -inf at index \(\)\."):
+        masked_then_bad(W).backward()
+
+
 MASK = np.array([1.0, np.nan, 1.0])  # a constant that brings a NaN in
 
 
