@@ -324,13 +324,10 @@ def _fit(ct, cshape, target, nb, rule, v):
                 ct[...] = small
             else:
                 ct = np.broadcast_to(ct, target)
-    except ValueError as error:
+    except (ValueError, TypeError) as error:  # (TypeError: a Dask shape that is not known)
         if str(error).startswith("pullback:"):
             raise
-        raise ValueError(
-            f"pullback: {pullback_name(rule)} returned a cotangent of shape {cshape} for an "
-            f"input of shape {target[nb:]}" + (f" (with batch axes {target[:nb]})" if nb else "")
-        ) from None
+        raise refusals.misfit(pullback_name(rule), cshape, target, nb) from None
     return ct
 
 
@@ -651,11 +648,12 @@ _VECTOR_FIX = "For a vector function use pb.jacobian(pb.jacobian(f))."
 
 
 def _lazy_seed(v, fname):
-    if math.prod(v.shape) != 1 or v.dtype.kind not in "fiub":
-        raise TypeError(
-            f"pullback: grad of {fname} needs a real scalar output, got a Dask array of "
-            f"shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, np.mean); take "
-            "np.real of a complex loss."
+    if math.prod(v.shape) != 1 or v.dtype.kind != "f":  # (an integer or bool loss too, as
+        raise TypeError(                                 # NumPy's: its gradient would be 0)
+            f"pullback: grad of {fname} needs a real floating-point scalar output, got a "
+            f"Dask array of shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, "
+            "np.mean); take np.real of a complex loss; a comparison, a count or np.argmax "
+            "has no derivative."
         )
     return np.ones_like(v)
 

@@ -251,3 +251,17 @@ def fitted_list(items: Any, ct: Any, rule: Any, i: int) -> Any:
         f"{_list_shape(items)} (batch or broadcast axes, which a list cannot take): pass "
         "np.array(the list) instead"
     )
+
+
+def misfit(rule: str, cshape: tuple, target: tuple, nb: int) -> ValueError:
+    """The error for a cotangent of shape ``cshape`` that does not fit its input's
+    ``target`` shape (after ``nb`` batch axes), or for shapes a Dask array does not know."""
+    if any(n != n for n in (*cshape, *target)):  # NaN: chunks of unknown sizes (x[mask])
+        return ValueError(
+            f"pullback: the backward pass needs the shape of a Dask array whose chunk sizes "
+            f"are unknown (shape {cshape if any(n != n for n in cshape) else target}, as "
+            "after x[mask] of a Dask mask); call x.compute_chunk_sizes() on it first, or "
+            "keep every row and weight the loss by the mask (np.where(mask, ..., 0))")
+    return ValueError(
+        f"pullback: {rule} returned a cotangent of shape {cshape} for an input of shape "
+        f"{target[nb:]}" + (f" (with batch axes {target[:nb]})" if nb else ""))

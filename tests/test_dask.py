@@ -13,6 +13,8 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 from dask.callbacks import Callback  # noqa: E402
 
+from tests.conftest import central_differences  # noqa: E402
+
 
 class Computes(Callback):
     """Counts the graphs Dask starts to compute (one per ``compute`` call)."""
@@ -217,3 +219,34 @@ def test_jit_refuses_a_dask_argument_naming_it():
     with pytest.raises(TypeError, match=r"got a dask\.array\.core\.Array: pb\.jit records "
                                         r"NumPy programs"):
         pb.jit(pb.value_and_grad(lambda w, x: np.mean((x @ w) ** 2)))(np.zeros(3), x)
+
+
+def test_an_integer_or_boolean_dask_loss_is_refused_as_numpys():
+    X = da.from_array(np.arange(12.0).reshape(4, 3) - 5, chunks=2)
+    w = np.array([0.5, -1.0, 2.0])
+    for loss in (lambda w: np.sum(X @ w > 0), lambda w: np.any(X @ w > 0)):
+        with pytest.raises(TypeError, match="(?s)^pullback: .*no derivative"):
+            pb.grad(loss)(w)
+        with pytest.raises(TypeError):  # (the same code on NumPy data)
+            pb.grad(lambda w: np.sum(X.compute() @ w > 0))(w)
+
+
+def test_a_dask_array_of_unknown_chunk_sizes_names_compute_chunk_sizes():
+    rng = np.random.default_rng(5)
+    X = da.from_array(rng.standard_normal((20, 3)), chunks=(5, 3))
+    y = da.from_array(rng.standard_normal(20), chunks=5)
+    w = rng.standard_normal(3)
+    keep = X[:, 0] > 0
+    Xf, yf = X[keep], y[keep]  # chunks of unknown sizes
+
+    def loss(w, X=Xf, y=yf):
+        return np.mean((X @ w - y) ** 2)
+
+    with pytest.raises(ValueError, match=r"^pullback: .*chunk sizes are unknown.*"
+                                         r"compute_chunk_sizes\(\)"):
+        pb.grad(loss)(w)
+    Xk, yk = Xf.compute_chunk_sizes(), yf.compute_chunk_sizes()
+    g = pb.grad(lambda w: loss(w, Xk, yk))(w)
+    Xp, yp = Xk.compute(), yk.compute()
+    np.testing.assert_allclose(np.asarray(g), central_differences(
+        lambda w: loss(w, Xp, yp), w), rtol=1e-6)
