@@ -35,12 +35,13 @@ NOT_ON_CUPY_ROWS = {label: _HOST_CONSTANT for label in (
     "np.histogram(range)", "np.histogram(weights)", "np.histogram2d(weights)",
     "np.histogramdd(a sequence of arrays)", "np.histogramdd(weights)", "np.interp(fp)",
     "np.interp(left, right)",
-    "np.interp(period, complex)", "np.interp(x, fp)", "np.polyfit(y, rcond)", "np.polyval",
-    "np.polyval(complex)", "np.polyval(x)", "np.power(integer exponent)",
+    "np.interp(period, complex)", "np.interp(x, fp)", "np.polyfit(y, rcond)",
+    "np.polyval(x)", "np.power(integer exponent)",
     "np.ldexp(an exponent per column)", "np.quantile(weights)", "np.select",
     "np.select(plain default)", "np.std(0-d)", "np.where",
     "special.gammainc(array a)", "special.gammaincc(array a)", "special.betainc(array a, b)",
-    "special.lambertw", "special.lambertw(complex)")}  # (lambertw makes k a NumPy array)
+    "special.lambertw", "special.lambertw(complex)",  # (lambertw makes k a NumPy array)
+    "squareform(distance matrix)")}
 
 
 # scipy.linalg's functions that pullback computes through np.linalg's (composites): they run
@@ -223,6 +224,21 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'lu(p_indices)': 'not lazy: the call returns an ndarray',
     'qr(complex)': 'not lazy: the call returns an ndarray',
     'scipy.linalg.eigvalsh': 'not lazy: the call returns an ndarray',
+    'eigvalsh(subset_by_index, empty)': 'not lazy: the call returns an ndarray',
+    'lu(an empty stack)': 'not lazy: the call returns an ndarray',
+    'sqrtm(an empty stack)': 'not lazy: the call returns an ndarray',
+    'solve_banded(empty)': 'not lazy: the call returns an ndarray',
+    'pinv(empty)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
+    'scipy.signal.convolve(empty)': 'not lazy: the call returns an ndarray',
+    'scipy.signal.correlate(empty)': 'not lazy: the call returns an ndarray',
+    'scipy.integrate.odeint(an empty state)': 'not lazy: the call returns an ndarray',
+    'scipy.integrate.odeint(no times)': 'not lazy: the call returns an ndarray',
+    'scipy.integrate.odeint(neural ODE, empty)': 'not lazy: the call returns an ndarray',
+    'squareform(vector)': 'not lazy: the call returns an ndarray',
+    'squareform(distance matrix)': 'not lazy: the call returns an ndarray',
+    'squareform(matrix, checks=False)': 'not lazy: the call returns an ndarray',
+    'squareform(pdist(x))': 'not lazy: the call returns an ndarray',
+    'squareform(complex)': 'not lazy: the call returns an ndarray',
     'svd(complex)': 'not lazy: the call returns an ndarray',
     'scipy.linalg.lstsq': 'not lazy: the call returns an ndarray',
     'scipy.linalg.lu': 'not lazy: the call returns an ndarray',
@@ -521,6 +537,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
         'The `numpy.take_along_axis` function is not implemented by Dask array.',
     'np.trapezoid': 'The `numpy.trapezoid` function is not implemented by Dask array.',
     'np.trapezoid(complex)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
+    'np.trapezoid(empty)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
     'np.trapezoid(dx)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
     'np.trapezoid(x)': 'The `numpy.trapezoid` function is not implemented by Dask array.',
     'np.trapezoid(x, axis=0)': 'The `numpy.trapezoid` function is not implemented by Dask array.',

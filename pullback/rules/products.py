@@ -310,6 +310,8 @@ def trapezoid_rule(y, x=None, dx=1.0, axis=-1):
     spaced = shape_of(y)[:ndim + ax] + (shape_of(y)[ax] - 1,) + shape_of(y)[ndim + ax + 1:]
 
     def trapezoid_pullback(g):
+        if shape_of(y)[ax] == 0:  # an empty axis: the value is the empty sum, 0
+            return None, None, None, None
         # trapezoid = sum(width * (y[1:] + y[:-1]) / 2) along the axis
         ge = np.broadcast_to(np.expand_dims(g, ax), batch_shape(g, ndim - 1) + spaced)
 
@@ -426,7 +428,7 @@ def polyval_rule(p, x):
             return np.matmul(flat, conj_if_complex(powers))
 
         def polyval_x():
-            derivative = as_array(p)[:-1] * np.arange(n - 1, 0, -1)
+            derivative = as_array(p)[:-1] * on_backend(np.arange(n - 1, 0, -1), g)
             return g * conj_if_complex(np.polyval(derivative, x))
 
         return polyval_p, polyval_x if n > 1 else None

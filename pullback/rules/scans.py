@@ -14,6 +14,7 @@ import numpy as np
 
 from ..extend import (
     Tracked,
+    is_complex,
     is_foreign,
     linear,
     name_of,
@@ -54,7 +55,9 @@ def _scan_rule(func, vjp, nan=False, include_initial=False):
         flat = axis is None or not shape
 
         def scan_pullback(g):
-            x = a
+            # a real dtype= of a complex input: NumPy scans the real part
+            x = np.real(a) if dtype is not None and np.dtype(dtype).kind != "c" and is_complex(
+                a) else a
             if nan:
                 x = np.where(np.isnan(plain(a)), 0 if func is np.nancumsum else 1, a)
             if flat:

@@ -102,6 +102,7 @@ SPECS = [
     # integration: with respect to y, and the sample points x or the spacing dx
     Spec(TRAPEZOID, [(5,), (2, 5)]),
     Spec(TRAPEZOID, [(5, 3)], kwargs={"axis": [0]}),
+    Spec(TRAPEZOID, [(0,), (2, 0), (0, 3)], name="np.trapezoid(empty)"),  # (the empty sum)
     Spec(TRAPEZOID, [((5,), (5,)), ((2, 5), (5,)), ((2, 5), (2, 5))],
          call=lambda y, x: np.trapezoid(y, x), name="np.trapezoid(x)"),
     Spec(TRAPEZOID, [((5, 3), (5,))], call=lambda y, x: np.trapezoid(y, x, axis=0),

@@ -4,7 +4,7 @@ import pullback as pb
 from pullback.rules import scans
 
 from .spec import Spec
-from .test_reductions import with_nan, with_zeros
+from .test_reductions import _as_numpy_casts, with_nan, with_zeros
 
 CUMULATIVE_SUM = getattr(np, "cumulative_sum", None)  # NumPy 2.1 and later
 CUMULATIVE_PROD = getattr(np, "cumulative_prod", None)
@@ -104,3 +104,9 @@ def test_add_reduceat_spreads_each_segment():
     # indices [0, 3, 1, 4]: segments [0, 3), the element 3 (3 >= 1), [1, 4), [4, end)
     got = pb.grad(lambda x: np.sum(np.add.reduceat(x, [0, 3, 1, 4]) * np.arange(1.0, 5.0)))
     np.testing.assert_array_equal(got(np.ones(6)), [1, 1 + 3, 1 + 3, 2 + 3, 4, 4])
+
+
+# a complex array with a real dtype=: NumPy scans its real part
+SPECS += [Spec(f, SHAPES, domain="complex", kwargs={"axis": [None, -1]},
+               call=_as_numpy_casts(f, float), name=f"np.{f.__name__}(complex, dtype=float)")
+          for f in (np.cumprod, np.cumsum)]
