@@ -261,6 +261,10 @@ def accepting_lists(func, call=None, held=_in_lists):
 full_like = accepting_lists(_np_full_like,
                             lambda *args, **kwargs: apply(_np_full_like, args, kwargs),
                             holds_tracked)
+# and np.polyint on its polynomial only: a plain one with tracked constants k takes the rule
+_np_polyint = np.polyint
+polyint = accepting_lists(_np_polyint, lambda *args, **kwargs: apply(_np_polyint, args, kwargs),
+                          holds_tracked)
 
 
 def _broadcast_views(*args, subok=False):
@@ -394,6 +398,7 @@ def install():
             module.isscalar = isscalar
     np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
     public[_np_full_like] = full_like  # (dispatched functions: the loop below puts them)
+    public[_np_polyint] = polyint
     public[_np_broadcast_arrays] = broadcast_arrays
     _index_tricks.array = array  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):

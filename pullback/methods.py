@@ -314,16 +314,16 @@ class ArrayMethods:
     def copy(self, order="K"):
         return np.copy(self, order=order)
 
-    def clip(self, min=None, max=None, **kwargs):
-        return np.clip(self, min, max, **kwargs)
+    def clip(self, min=None, max=None, out=None, **kwargs):  # (NumPy's positional out)
+        return np.clip(self, min, max, out=out, **kwargs)
 
     def conj(self):  # of a real array, NumPy's method gives the array itself
         return np.conjugate(self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 
-    def round(self, decimals=0):
-        return np.round(self, decimals)
+    def round(self, decimals=0, out=None):
+        return np.round(self, decimals, out=out)
 
     def repeat(self, repeats, axis=None):
         return np.repeat(self, repeats, axis=axis)

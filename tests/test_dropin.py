@@ -1042,3 +1042,16 @@ def test_a_list_of_tracked_values_given_to_a_scipy_function_is_right_or_refused(
     with pytest.raises(ValueError, match=r"got a list holding tracked values as argument 1.*"
                                          r"shape \(2, 2, 2\).*np\.array\(the list\)"):
         pb.grad(lambda x: f(x, stack))(x)
+
+
+def test_clip_and_round_methods_take_numpys_positional_out():
+    def f(x):
+        clipped, rounded = np.zeros_like(x), np.zeros_like(x)
+        x.clip(0.0, 1.0, clipped)
+        x.round(1, rounded)
+        return np.sum(clipped * x) + np.sum(rounded * x)
+
+    x = np.array([0.31, 1.52, -0.23])
+    value, g = pb.value_and_grad(f)(x.copy())
+    assert value == pytest.approx(f(x.copy()))
+    np.testing.assert_allclose(g, central_differences(f, x.copy()), rtol=1e-6, atol=1e-8)

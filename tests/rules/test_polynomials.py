@@ -229,3 +229,11 @@ def test_polynomial_division_as_users_write_it():
     # complex coefficients: the gradient of a real loss (the module's convention)
     pb.check_grads(lambda u, v: np.sum(np.abs(np.polydiv(u, v)[0]) ** 2) + np.real(
         np.sum(np.polydiv(u, v)[1])), u + 0.5j * u[::-1], v - 0.3j, order=2)
+
+
+def test_polyint_of_a_plain_polynomial_with_tracked_constants():
+    # NumPy dispatches np.polyint on the polynomial only: tracked k reach the rule anyway
+    p = np.array([1.0, -2.0, 3.0])
+    f = lambda k: np.sum(np.polyint(p, 2, k) ** 2)  # noqa: E731
+    k = np.array([0.5, -1.0])
+    np.testing.assert_allclose(pb.grad(f)(k), central_differences(f, k), rtol=1e-6)
