@@ -510,3 +510,11 @@ def test_division_by_a_python_number_keeps_a_long_doubles_precision():
     # 1 / 3.0 at float64 precision would be some 500 long double ulps off
     x = np.longdouble(1) + np.longdouble(2) ** -60
     assert pb.grad(lambda x: x / 3.0)(x) == 1 / np.longdouble(3)
+
+
+def test_complex_sqrt_at_zero_is_a_branch_point():
+    # docs/conventions.md: no finite choice exists, unlike the real sqrt's one-sided +inf
+    with np.errstate(all="ignore"):
+        g = pb.grad(lambda z: np.real(np.sqrt(z)))(np.complex128(0.0))
+        assert np.isnan(g.real) or np.isnan(g.imag) or np.isinf(abs(g))
+        assert pb.grad(lambda x: np.sqrt(x))(0.0) == np.inf
