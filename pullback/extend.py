@@ -35,6 +35,7 @@ from .core import (
     writes,
 )
 from .guard import Hold, is_held, release
+from .jit import _global_names  # (the names a function's code reads: pb.jit's scan's)
 from .modes import no_grad
 from .registry import (
     MINUS_ONE,
@@ -248,14 +249,6 @@ def _reached_arrays(f, depth=0, seen=None):
             found.append(v)
         elif isinstance(v, (types.FunctionType, types.MethodType)):
             found += _reached_arrays(v, depth + 1, seen)
-    return found
-
-
-def _global_names(code, found):
-    found.update(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _global_names(c, found)
     return found
 
 
