@@ -297,9 +297,14 @@ def test_a_positional_out_runs_eagerly_as_the_keyword_does():
     cases = [lambda x: np.cumsum(x, 0, None, buf), lambda x: np.dot(x, x, np.empty(())),
              lambda x: np.add(x, 1.0, buf), lambda x: np.add.reduce(x, 0, None, np.empty(())),
              lambda x: np.clip(x, -1, 1, buf), lambda x: x.cumsum(0, None, buf)]
-    for f in cases:
+    for k, f in enumerate(cases):
         jf = pb.jit(f)
-        with pytest.warns(RuntimeWarning, match="writes into an array in place"):
+        # (NumPy 1.26's np.dot has no signature to find its out in: the write into the
+        # array a call took is what runs that call eagerly there)
+        reason = ("writes into an array (in place|after a NumPy call took it)" if k == 1
+                  and np.lib.NumpyVersion(np.__version__) < "2.0.0" else
+                  "writes into an array in place")
+        with pytest.warns(RuntimeWarning, match=reason):
             first = jf(np.array([1.0, 2.0, 3.0])).copy()
         second = jf(np.array([-1.0, 0.5, 4.0]))
         _same(first, f(np.array([1.0, 2.0, 3.0])))
