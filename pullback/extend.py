@@ -35,7 +35,6 @@ from .core import (
     writes,
 )
 from .guard import Hold, is_held, release
-from .jit import _global_names  # (the names a function's code reads: pb.jit's scan's)
 from .modes import no_grad
 from .registry import (
     MINUS_ONE,
@@ -242,6 +241,7 @@ def _reached_arrays(f, depth=0, seen=None):
     for cell in f.__closure__ or ():
         with contextlib.suppress(ValueError):  # (an empty cell)
             values.append(cell.cell_contents)
+    from .jit import _global_names  # (pb.jit's scan's; imported here: jit loads after the rules)
     values += [scope[name] for name in _global_names(f.__code__, set()) if name in scope]
     found = []
     for v in values:
