@@ -135,6 +135,16 @@ def test_jvp_survives_the_zero_cotangent_mask():
     assert t[1] == 0.25
 
 
+@pytest.mark.parametrize("f", [np.sqrt, np.log, np.cbrt, lambda x: x ** 0.5, lambda x: 1 / x])
+def test_a_zero_tangent_at_a_singular_point_gives_zero(f):
+    # the README's convention: J v with v = 0 where J is infinite is 0 (JAX: NaN); a
+    # nonzero tangent there gives the infinity
+    with np.errstate(all="ignore"):
+        _, t = pb.jvp(f, (np.array([0.0, 0.0, 2.0]),), (np.array([0.0, 1.0, 1.0]),))
+        slope = (f(2.0 + 1e-6) - f(2.0 - 1e-6)) / 2e-6
+    assert t[0] == 0 and np.isinf(t[1]) and np.isclose(t[2], slope, rtol=1e-6)
+
+
 # ---------------------------------------------------------------------------- Jacobians
 
 @pytest.mark.parametrize("jac", [pb.jacobian, pb.jacfwd])
