@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (rules: registers the derivative rules)
     optim,
     rules,
 )
+from ._interception import watch_scipy
 from .api import grad, value_and_grad, vjp
 from .core import Tracked
 from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report
@@ -42,6 +43,8 @@ from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import hessian, hvp, jacfwd, jacobian, jvp
 from .tree import tree_flatten, tree_map, tree_unflatten
+
+watch_scipy()  # SciPy's rules load when the program imports the SciPy module they cover
 
 __version__ = "0.1.0"
 

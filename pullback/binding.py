@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 
-from .registry import name_of
+from .registry import body_of, name_of
 
 
 def _bincount(x, /, weights=None, minlength=0):
@@ -18,7 +18,8 @@ _C_SIGNATURES = {np.bincount: inspect.signature(_bincount)}
 
 def signature_of(func):
     """``func``'s signature: its Python body's, NumPy's dispatcher's, or the table's."""
-    target = getattr(func, "_pb_body", None) or getattr(func, "_implementation", func)
+    body = body_of(func)
+    target = body if body is not func else getattr(func, "_implementation", func)
     for candidate in (target, func):
         try:
             return inspect.signature(candidate)

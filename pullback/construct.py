@@ -6,19 +6,18 @@ start or step, and every NumPy function with a rule given such a list
 value it holds.
 
 NumPy converts these in C (``np.array`` never dispatches, and a function's dispatcher
-looks only at its direct arguments), so pullback replaces those NumPy entry points, when
-it is imported, by thin wrappers. A wrapper calls NumPy's own function at once; only when
-that raises TypeError (a tracked value met C's conversion) does it look for tracked values
-in the arguments, stack the lists holding them (``np.stack``, so the result is tracked),
-and call the function again. Plain calls pay one Python call (README).
+looks only at its direct arguments), so pullback registers a stand-in for each of those
+NumPy entry points (``_interception.py``), in NumPy's namespaces while a differentiation
+runs. A stand-in calls NumPy's own function at once; only when that raises TypeError (a
+tracked value met C's conversion) does it look for tracked values in the arguments, stack
+the lists holding them (``np.stack``, so the result is tracked), and call the function
+again.
 """
 
-import copyreg
 import functools
 import importlib
 import re
 import sys
-import types
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,14 @@ try:
 except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
+from ._interception import (
+    BindingStandIn,
+    StandIn,
+    stand_in,
+    swap_attribute,
+    swap_code,
+    swap_module_function,
+)
 from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
 from .refusals import forget_refusals
 from .registry import NoRuleError, public
@@ -111,22 +118,39 @@ def _retry(obj, like):
     return obj if holds_tracked(obj) else None
 
 
-def _numpy_first(original, retry, errors=(TypeError, NoRuleError), held=holds_tracked):
-    """``original`` (NumPy's function) as pullback's wrapper: NumPy's own call first, and
-    ``retry`` of the same arguments only when that raised one of ``errors`` (TypeError: a
-    tracked value met C's conversion; NoRuleError: like= a tracked value) and ``held`` finds
-    a tracked value among the arguments."""
-    @functools.wraps(original)
-    def numpy_first(*args, **kwargs):
+class _NumPyFirst(StandIn):
+    """A stand-in that calls NumPy's own function first, and ``retry`` of the same
+    arguments only when that raised one of ``errors`` (TypeError: a tracked value met C's
+    conversion; NoRuleError: like= a tracked value) and ``held`` finds a tracked value
+    among the arguments."""
+
+    __slots__ = ("_pb_errors", "_pb_held")
+
+    def __call__(self, *args, **kwargs):
         try:
-            return original(*args, **kwargs)
-        except errors:
-            if not held(args) and not held(tuple(kwargs.values())):
+            return self._pb_original(*args, **kwargs)
+        except self._pb_errors:
+            if not self._pb_held(args) and not self._pb_held(tuple(kwargs.values())):
                 raise
         forget_refusals()  # the refusal met is handled here: no later error's cause
-        return retry(*args, **kwargs)
+        return self._pb_call(*args, **kwargs)
 
-    return numpy_first
+
+class _BindingNumPyFirst(_NumPyFirst, BindingStandIn):
+    """``_NumPyFirst`` for a function that binds as a method (NumPy 2's dispatched
+    functions do)."""
+
+    __slots__ = ()
+
+
+def _numpy_first(original, retry, errors=(TypeError, NoRuleError), held=holds_tracked):
+    """The stand-in for ``original`` (NumPy's function): NumPy's own call first, and
+    ``retry`` only when it raised one of ``errors`` over a tracked value ``held`` finds."""
+    kind = _BindingNumPyFirst if hasattr(type(original), "__get__") else _NumPyFirst
+    made = stand_in(original, retry, kind)
+    object.__setattr__(made, "_pb_errors", errors)
+    object.__setattr__(made, "_pb_held", held)
+    return made
 
 
 def _in_lists(values):
@@ -213,8 +237,7 @@ def _arange(*args, **kwargs):
 _np_isscalar = np.isscalar
 
 
-@functools.wraps(_np_isscalar)
-def isscalar(element):
+def _isscalar(element):
     # a tracked x[0] of a 1-d x holds a NumPy scalar: NumPy's answer for that value, so
     # that code branching on np.isscalar (np.poly1d's operators) takes NumPy's branch
     while isinstance(element, Tracked):
@@ -222,7 +245,7 @@ def isscalar(element):
     return _np_isscalar(element)
 
 
-isscalar._pb_original = _np_isscalar  # type: ignore[attr-defined]
+isscalar = stand_in(_np_isscalar, _isscalar)
 # the NumPy modules that imported isscalar by name (np.linspace's _nx.isscalar is
 # numpy._core.numeric's; NumPy 1.26's modules have the names without underscores)
 _ISSCALAR_USERS = ("numpy._core.numeric", "numpy.lib._function_base_impl",
@@ -241,19 +264,14 @@ arange = _numpy_first(_np_arange, _arange)  # a tracked start, stop or step met 
 
 
 def accepting_lists(func, call=None, held=_in_lists):
-    """``func`` (a NumPy function) taking, wherever it takes an array, a list
-    holding tracked values: NumPy's own function first, and only when a tracked value
+    """The stand-in for ``func`` (a NumPy function) taking, wherever it takes an array, a
+    list holding tracked values: NumPy's own function first, and only when a tracked value
     stopped it (``held`` finds one where NumPy's dispatch does not look: in a list, by
     default), ``call`` (``func`` itself by default) with those lists stacked."""
     call = func if call is None else call
-    wrapper = _numpy_first(func, lambda *args, **kwargs: call(
+    return _numpy_first(func, lambda *args, **kwargs: call(
         *[_as_arrays(a) for a in args], **{k: _as_arrays(v) for k, v in kwargs.items()}),
         (TypeError,), held)
-    wrapper._pb_original = func
-    # one step of unwrapping reaches NumPy's Python function, as it does from NumPy's own
-    # (Dask reads the signature of np.sum and others so: dask.utils.getargspec)
-    wrapper.__wrapped__ = getattr(func, "__wrapped__", func)
-    return wrapper
 
 
 # NumPy dispatches np.full_like on its first argument only: a plain one with a tracked fill
@@ -282,63 +300,79 @@ def _read_only(values):  # (a view's own flag stays set when its base is made re
 
 
 _np_broadcast_arrays = np.broadcast_arrays
-broadcast_arrays = _numpy_first(accepting_lists(_np_broadcast_arrays), _broadcast_views,
-                                (ValueError,), _read_only)
-broadcast_arrays._pb_original = _np_broadcast_arrays
-broadcast_arrays.__wrapped__ = getattr(_np_broadcast_arrays, "__wrapped__", _np_broadcast_arrays)
+# NumPy's own call, then read-only views where it failed on a read-only array
+broadcast_arrays = _numpy_first(
+    _np_broadcast_arrays, lambda *args, **kwargs: _read_only_retry(*args, **kwargs),
+    (TypeError, ValueError), lambda values: _in_lists(values) or _read_only(values))
 
 
-class vectorize(np.vectorize):
-    """NumPy's ``np.vectorize``, which also takes tracked values: ``pyfunc`` then gets their
-    elements (with ``signature=``, their core slices) one at a time, as tracked values, so
-    its own operations record the gradient, and the results are stacked (a Python loop, as
-    NumPy's own). Without tracked values, NumPy's call.
+def _read_only_retry(*args, **kwargs):
+    if _in_lists(args):
+        args = tuple(_as_arrays(a) for a in args)
+        try:
+            return _np_broadcast_arrays(*args, **kwargs)
+        except ValueError:
+            if not _read_only(args):
+                raise
+    return _broadcast_views(*args, **kwargs)
+
+
+def _vectorize_dispatch(func, body, args, kwargs):
+    """NumPy's ``np.vectorize.__call__``, which also takes tracked values: ``pyfunc`` then
+    gets their elements (with ``signature=``, their core slices) one at a time, as tracked
+    values, so its own operations record the gradient, and the results are stacked (a
+    Python loop, as NumPy's own). Without tracked values, NumPy's call. (Its code is
+    swapped while a differentiation runs, so a function vectorized before, at import time
+    or with ``@np.vectorize``, takes tracked values too.)
 
     >>> clipped = np.vectorize(lambda t: t * t if t < 1.0 else 2.0 * t - 1.0)
     >>> pb.grad(lambda x: np.sum(clipped(x)))(np.array([0.5, 3.0]))
     array([1., 2.])
     """
+    self, args = args[0], args[1:]
+    if not (holds_tracked(args) or holds_tracked(tuple(kwargs.values()))) or (
+            self.pyfunc is _NO_VALUE):  # (the decorator form's second stage)
+        return body(self, *args, **kwargs)
+    return _vectorized(self, body, args, kwargs)
 
-    def __call__(self, *args, **kwargs):
-        if not (holds_tracked(args) or holds_tracked(tuple(kwargs.values()))) or (
-                self.pyfunc is _NO_VALUE):  # (the decorator form's second stage)
-            return super().__call__(*args, **kwargs)
-        positions = [i for i in range(len(args)) if i not in self.excluded]
-        names = [k for k in kwargs if k not in self.excluded]
-        given = [_stacked(args[i]) for i in positions] + [_stacked(kwargs[k]) for k in names]
-        cores = ([()] * len(given), None) if self.signature is None else _core_dims(
-            self.signature, given)
-        loop = np.broadcast_shapes(*(np.shape(a)[:np.ndim(a) - len(dims)]
-                                     for a, dims in zip(given, cores[0])))
-        if 0 in loop:  # no element gets a gradient: NumPy's call on the plain values
-            return super().__call__(*map_boxes(args, plain),
-                                    **{k: map_boxes(v, plain) for k, v in kwargs.items()})
-        spread = [np.broadcast_to(a, loop + np.shape(a)[np.ndim(a) - len(dims):])
-                  for a, dims in zip(given, cores[0])]
-        results = []
-        for index in np.ndindex(*loop):
-            call_args, call_kwargs = list(args), dict(kwargs)
-            elements = [a[index] for a in spread]
-            for i, e in zip(positions, elements):
-                call_args[i] = e
-            for k, e in zip(names, elements[len(positions):]):
-                call_kwargs[k] = e
-            results.append(self.pyfunc(*call_args, **call_kwargs))
-        several = isinstance(results[0], tuple) if cores[1] is None else len(cores[1]) > 1
-        outputs = list(zip(*results)) if several else [results]
-        stacked = []
-        for k, parts in enumerate(outputs):
-            core = np.shape(parts[0])
-            if cores[1] is not None and len(core) != len(cores[1][k]):
-                raise ValueError(
-                    f"np.vectorize: output {k} of the function has {len(core)} dimension(s), "
-                    f"its signature {self.signature!r} says {len(cores[1][k])}")
-            out = np.reshape(np.stack(parts), loop + core)
-            # NumPy's dtype: otypes, else the first result's (an int first result truncates)
-            dtype = np.dtype(self.otypes[k]) if self.otypes else np.result_type(
-                map_boxes(parts[0], plain))
-            stacked.append(out if out.dtype == dtype else out.astype(dtype))
-        return tuple(stacked) if several else stacked[0]
+
+def _vectorized(self, body, args, kwargs):
+    positions = [i for i in range(len(args)) if i not in self.excluded]
+    names = [k for k in kwargs if k not in self.excluded]
+    given = [_stacked(args[i]) for i in positions] + [_stacked(kwargs[k]) for k in names]
+    cores = ([()] * len(given), None) if self.signature is None else _core_dims(
+        self.signature, given)
+    loop = np.broadcast_shapes(*(np.shape(a)[:np.ndim(a) - len(dims)]
+                                 for a, dims in zip(given, cores[0])))
+    if 0 in loop:  # no element gets a gradient: NumPy's call on the plain values
+        return body(self, *map_boxes(args, plain),
+                    **{k: map_boxes(v, plain) for k, v in kwargs.items()})
+    spread = [np.broadcast_to(a, loop + np.shape(a)[np.ndim(a) - len(dims):])
+              for a, dims in zip(given, cores[0])]
+    results = []
+    for index in np.ndindex(*loop):
+        call_args, call_kwargs = list(args), dict(kwargs)
+        elements = [a[index] for a in spread]
+        for i, e in zip(positions, elements):
+            call_args[i] = e
+        for k, e in zip(names, elements[len(positions):]):
+            call_kwargs[k] = e
+        results.append(self.pyfunc(*call_args, **call_kwargs))
+    several = isinstance(results[0], tuple) if cores[1] is None else len(cores[1]) > 1
+    outputs = list(zip(*results)) if several else [results]
+    stacked = []
+    for k, parts in enumerate(outputs):
+        core = np.shape(parts[0])
+        if cores[1] is not None and len(core) != len(cores[1][k]):
+            raise ValueError(
+                f"np.vectorize: output {k} of the function has {len(core)} dimension(s), "
+                f"its signature {self.signature!r} says {len(cores[1][k])}")
+        out = np.reshape(np.stack(parts), loop + core)
+        # NumPy's dtype: otypes, else the first result's (an int first result truncates)
+        dtype = np.dtype(self.otypes[k]) if self.otypes else np.result_type(
+            map_boxes(parts[0], plain))
+        stacked.append(out if out.dtype == dtype else out.astype(dtype))
+    return tuple(stacked) if several else stacked[0]
 
 
 def _core_dims(signature, given):
@@ -363,52 +397,30 @@ def _core_dims(signature, given):
 
 
 
-class _Module:
-    """A module pickled by its name: unpickling imports it."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __reduce__(self):
-        return importlib.import_module, (self.name,)
-
-
-def _reduce_numpy_function(func):
-    """Pickle a NumPy function as its module and name, looked up when unpickled. Pickle's
-    own by-name lookup would find the wrapper in its place and refuse the function itself,
-    which Dask graphs hold (Dask takes ``np.zeros_like`` and others when it is imported):
-    a dask.distributed worker gets NumPy's function of that name."""
-    return getattr, (_Module(func.__module__), func.__name__)
-
-
-def install():
-    """Put the wrappers in NumPy's namespaces (``np``, ``np.linalg``, ``np.fft``) in place
-    of the functions they wrap, for every function NumPy dispatches (with a list given to
-    one without a rule, the stacked call raises pb.NoRuleError naming it);
-    ``pb.registered_rules()`` names the wrappers."""
-    for name, wrapper in [("array", array), ("asarray", asarray),
-                          ("asanyarray", asanyarray),
-                          ("ascontiguousarray", ascontiguousarray),
-                          ("asfortranarray", asfortranarray), ("require", require),
-                          ("full", full), ("arange", arange), ("isscalar", isscalar)]:
-        setattr(np, name, wrapper)
+def register():
+    """Register the stand-ins for NumPy's namespaces (``np``, ``np.linalg``, ``np.fft``),
+    in place of the functions they wrap while a differentiation runs: the constructors
+    above and every function NumPy dispatches (with a list given to one without a rule,
+    the stacked call raises pb.NoRuleError naming it)."""
+    for name, made in [("array", array), ("asarray", asarray), ("asanyarray", asanyarray),
+                       ("ascontiguousarray", ascontiguousarray),
+                       ("asfortranarray", asfortranarray), ("require", require),
+                       ("full", full), ("arange", arange), ("isscalar", isscalar)]:
+        swap_module_function(np, name, made)
     for module_name in _ISSCALAR_USERS:
         module = sys.modules.get(module_name)
         if module is not None and getattr(module, "isscalar", None) is _np_isscalar:
-            module.isscalar = isscalar
-    np.vectorize = vectorize  # (a class: a plain call is NumPy's own)
-    public[_np_full_like] = full_like  # (dispatched functions: the loop below puts them)
-    public[_np_polyint] = polyint
-    public[_np_broadcast_arrays] = broadcast_arrays
-    _index_tricks.array = array  # np.r_ and np.c_
+            swap_attribute(module, "isscalar", isscalar)
+    swap_code(np.vectorize.__call__, _vectorize_dispatch)
+    made_for = {_np_full_like: full_like, _np_polyint: polyint,
+                _np_broadcast_arrays: broadcast_arrays}
+    swap_attribute(_index_tricks, "array", array)  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):
             if hasattr(func, "_implementation") and not name.startswith("_"):
-                if not isinstance(func, types.FunctionType):  # NumPy's dispatcher type
-                    copyreg.pickle(type(func), _reduce_numpy_function)
-                wrapper = public.get(func) or accepting_lists(func)
-                public[func] = wrapper
-                setattr(module, name, wrapper)
+                made = made_for.get(func) or public.get(func) or accepting_lists(func)
+                public[func] = made
+                swap_module_function(module, name, made)
 
 
-install()
+register()

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ._interception import activate, deactivate
 from .binding import bind_positional
 from .guard import hold, level_holds, read_only
 from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
@@ -40,8 +41,10 @@ from .registry import (
     Reduction,
     Unbatched,
     astype,
+    body_of,
     check_rule_result,
     getitem,
+    is_primitive,
     name_of,
     nondiff,
     reads_lists_as_arrays,
@@ -77,12 +80,11 @@ class Frame:
     __slots__ = ("level", "tracker_level", "outer_no_grad")
 
     def __enter__(self):
+        activate()  # NumPy's stand-ins in place while it runs (_interception.py)
         self.level, self.tracker_level = next(_level_ids), None
         live_levels[self.level] = "functional"
         state.frames.append(self)
-        # a gradient asked for explicitly is computed even inside a no_grad block
-        self.outer_no_grad = state.no_grad
-        state.no_grad = 0
+        self.outer_no_grad, state.no_grad = state.no_grad, 0  # (computed inside no_grad too)
         return self
 
     def __exit__(self, *exc):
@@ -92,6 +94,7 @@ class Frame:
         if self.tracker_level is not None:
             live_levels.pop(self.tracker_level, None)
             escapes.pop(self.tracker_level, None)
+        deactivate()
         return False
 
 
@@ -348,8 +351,8 @@ def _call_plain(func, args, kwargs):
     open_box = _no_grad_box if state.no_grad else plain
     args = [map_boxes(a, open_box) for a in args]
     kwargs = {k: map_boxes(v, open_box) for k, v in kwargs.items()}
-    if getattr(func, "_pb_primitive", False):  # pb.jit records a primitive as one call
-        return run_primitive(func._pb_body, args, kwargs)
+    if is_primitive(func):  # pb.jit records a primitive as one call
+        return run_primitive(body_of(func), args, kwargs)
     if func is getitem:
         return args[0][args[1]]
     try:

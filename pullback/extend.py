@@ -48,11 +48,13 @@ from .registry import (
     composite,
     elementwise,
     getitem,
+    is_primitive,
     kind_of,
     linear,
     name_of,
     nondifferentiable,
     not_implemented,
+    primitive_bodies,
     replace_rule,
     rrule,
     ufunc_method,
@@ -109,8 +111,7 @@ def primitive(fn):
             return apply(primitive_wrapper, args, kwargs)
         return fn(*args, **kwargs)
 
-    primitive_wrapper._pb_primitive = True
-    primitive_wrapper._pb_body = fn
+    primitive_bodies[primitive_wrapper] = fn
     return primitive_wrapper
 
 
@@ -376,7 +377,7 @@ def nobacksies(rule: Rule) -> Rule:
     ...
     pullback.registry.NestedDifferentiationError: pullback: the rule for ...softplus is marked ...
     """
-    if getattr(rule, "_pb_primitive", False):
+    if is_primitive(rule):
         raise TypeError(f"pullback: pb.nobacksies decorates a rule (returning (out, "
                         f"pullback)), and {fname_of(rule)} is a pb.primitive; decorate its "
                         "rule, under @pb.rrule(...)")

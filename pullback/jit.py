@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ._interception import activate, deactivate
 from ._jit_passes import (
     _BY_ALL,
     _BY_FIRST,
@@ -1802,6 +1803,7 @@ class Jitted:
         swapped: list[tuple[_Captured, Any, Traced]] = []
         watched: list[_Watched] = []
         _traces[trace.level] = trace
+        activate()  # NumPy's stand-ins in place while the trace runs
         try:
             for c in self._captured:
                 v = c.get()
@@ -1830,6 +1832,7 @@ class Jitted:
                 with contextlib.suppress(LookupError, AttributeError, TypeError, ValueError):
                     c.set(v)
             del _traces[trace.level]
+            deactivate()
         if not (complete and seen_all) and not self._warned_reach:
             self._warned_reach = True
             warnings.warn(

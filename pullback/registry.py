@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ._interception import load_scipy_rules
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 # ---------------------------------------------------------------------------- errors
@@ -243,6 +245,26 @@ def _original(func):
     return getattr(func, "_pb_original", func)
 
 
+# pb.primitive's wrappers and the SciPy functions whose calls go to a rule
+# (``_interception.swap_code``), each with the body that computes it on plain values
+primitive_bodies: dict = {}
+
+
+def body_of(func: Any) -> Any:
+    """The body of a primitive (``func`` itself for any other function)."""
+    try:
+        return primitive_bodies.get(func, func)
+    except TypeError:  # (an unhashable callable)
+        return func
+
+
+def is_primitive(func: Any) -> bool:
+    try:
+        return func in primitive_bodies
+    except TypeError:
+        return False
+
+
 def _register(func, rule, depth=2):
     func = _original(func)
     rules[func] = rule
@@ -253,7 +275,7 @@ def _register(func, rule, depth=2):
 def _interceptable(func):
     func = _original(func)
     return (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
-            or getattr(func, "_pb_primitive", False) or func in (getitem, astype))
+            or is_primitive(func) or func in (getitem, astype))
 
 
 def _batch_aware(batched: bool | None, caller: Any) -> bool:
@@ -355,14 +377,14 @@ def arguments_of(func: Any) -> tuple[int, float] | None:
         return func.nin, func.nin
     if func is getitem or func is astype:
         return 2, 2
-    return positional_arity(getattr(func, "_pb_body", func))
+    return positional_arity(body_of(func))
 
 
 def _arguments_words(func: Any, n: int) -> str:
     """How messages name the ``n`` arguments of ``func``: 'x' or 'x1, x2'."""
-    arity = positional_arity(getattr(_original(func), "_pb_body", func))
+    arity = positional_arity(body_of(_original(func)))
     try:
-        names = [p for p in inspect.signature(getattr(_original(func), "_pb_body", func))
+        names = [p for p in inspect.signature(body_of(_original(func)))
                  .parameters][:n] if arity is not None else []
     except (TypeError, ValueError):
         names = []
@@ -414,7 +436,7 @@ def rrule(func: Callable[..., Any], batched: bool | None = None) -> Callable[[F]
     fname = name_of(func)
 
     def register(rule: F) -> F:
-        if getattr(rule, "_pb_primitive", False) or _original(rule) is _original(func):
+        if is_primitive(rule) or _original(rule) is _original(func):
             raise TypeError(f"pullback: @pb.rrule({fname}) decorates the rule of {fname} (its "
                             "arguments to (out, pullback)), not a pb.primitive")
         arity = arguments_of(func)
@@ -568,7 +590,7 @@ def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:
             f"pullback: pb.composite({fname}, impl): impl is {fname} itself, which on tracked "
             f"values would call itself forever; impl computes {fname} with other functions "
             "that have rules" + (" (the undecorated function, for a pb.primitive)"
-                                 if getattr(func, "_pb_primitive", False) else ""))
+                                 if is_primitive(func) else ""))
     check_function(f"pb.composite({fname}, impl): impl", impl,
                    None if arity is None else arity[0], f"of {fname}'s arguments")
     _register(func, Composite(impl))
@@ -648,8 +670,8 @@ def registered_rules(package: str | None = "pullback") -> list[Callable[..., Any
     >>> np.sin in pb.registered_rules()
     True
     """
-    return [public.get(f, f) for f in rules
-            if package is None or origin.get(f, "").split(".")[0] == package]
+    load_scipy_rules()
+    return [f for f in rules if package is None or origin.get(f, "").split(".")[0] == package]
 
 
 def registered_nondifferentiable() -> set[Callable[..., Any]]:
@@ -658,7 +680,8 @@ def registered_nondifferentiable() -> set[Callable[..., Any]]:
     >>> np.argmax in pb.registered_nondifferentiable()
     True
     """
-    return {public.get(f, f) for f in nondiff}
+    load_scipy_rules()
+    return set(nondiff)
 
 
 def name_of(func: Any) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._interception import activate, deactivate
 from .backend import is_foreign
 from .backward import backward_pass, fname_of, scalar_seed, strip, writeable
 from .core import (
@@ -45,7 +46,7 @@ class Param(Tracked):
     array([3., 3.])
     """
 
-    __slots__ = ("grad", "updated")
+    __slots__ = ("grad", "updated", "counted")
 
     def __init__(self, value: Any, level: int) -> None:
         if level.__class__ is not int or level not in live_levels:
@@ -55,6 +56,15 @@ class Param(Tracked):
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
         self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
+        # a live param is a differentiation under way: NumPy's stand-ins are in place
+        # while one lives (_interception.py)
+        activate()
+        object.__setattr__(self, "counted", True)
+
+    def __del__(self) -> None:
+        if getattr(self, "counted", False):
+            object.__setattr__(self, "counted", False)
+            deactivate()
 
     def __setattr__(self, name: str, v: Any) -> None:
         # a user's W.value = ... or W.grad = ... is checked here, where it is given (the

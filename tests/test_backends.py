@@ -707,13 +707,13 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'scipy.stats.multivariate_normal.logpdf(allow_singular, regular cov)':
         'not lazy: the call returns an ndarray',
     'scipy.stats.multivariate_normal.logpdf(keywords)': 'not lazy: the call returns an ndarray',
-    'scipy.stats.multivariate_normal.multivariate_normal.logpdf(singular cov)':
+    'scipy.stats.multivariate_normal.logpdf(singular cov)':
         'not lazy: the call returns an ndarray',
-    "scipy.stats.multivariate_normal.multivariate_normal.logpdf(the covariance's entries)":
+    "scipy.stats.multivariate_normal.logpdf(the covariance's entries)":
         'not lazy: the call returns an ndarray',
-    'scipy.stats.multivariate_normal.multivariate_normal.pdf(singular cov)':
+    'scipy.stats.multivariate_normal.pdf(singular cov)':
         'not lazy: the call returns an ndarray',
-    "scipy.stats.multivariate_normal.multivariate_normal.pdf(the covariance's entries)":
+    "scipy.stats.multivariate_normal.pdf(the covariance's entries)":
         'not lazy: the call returns an ndarray',
     'scipy.stats.multivariate_normal.pdf': 'not lazy: the call returns an ndarray',
     'scipy.stats.multivariate_normal.pdf(diagonal or scalar cov)':

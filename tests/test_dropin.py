@@ -76,18 +76,6 @@ def test_plain_calls_go_to_numpy():
     assert pb.registered_rules() and np.sum.__wrapped__ is not None
 
 
-def test_numpys_functions_pickle_and_unwrap_as_before():
-    # libraries that took NumPy's functions before pullback was imported (Dask's graphs
-    # hold them) pickle them by name and read their signatures one unwrapping away
-    import inspect
-    import pickle
-
-    for wrapper in (np.zeros_like, np.sum, np.linalg.norm):
-        original = wrapper._pb_original
-        assert pickle.loads(pickle.dumps(original)) is wrapper
-        assert inspect.getfullargspec(wrapper.__wrapped__).args[0] in ("a", "x")
-
-
 def test_scipy_rosen_equals_its_hand_written_derivatives():
     optimize = pytest.importorskip("scipy.optimize")
     x = np.array([1.3, 0.7, 0.8, 1.9, 1.2])
@@ -221,7 +209,7 @@ def test_earlier_values_keep_what_they_saved():
 
 @pytest.mark.parametrize("buffer", [
     np.zeros_like, np.ones_like, np.empty_like, lambda x: np.full_like(x, 2.0),
-    lambda x: x.copy(), np.copy, np.array,
+    lambda x: x.copy(), np.copy, lambda x: np.array(x),
 ], ids=["zeros_like", "ones_like", "empty_like", "full_like", "copy", "np.copy", "array"])
 def test_buffers_filled_in_a_loop(buffer):
     def f(x):

@@ -82,7 +82,8 @@ def test_the_cycle_check_finds_a_cycle():
 def test_the_engine_layers_import_only_from_below():
     graph = _graph()
     below = {
-        "pullback.registry": set(),
+        "pullback._interception": set(),
+        "pullback.registry": {"pullback._interception"},
         "pullback.refusals": {"pullback.registry"},
         "pullback.methods": {"pullback.refusals"},
         "pullback.tree": set(),
@@ -90,7 +91,7 @@ def test_the_engine_layers_import_only_from_below():
         "pullback.binding": {"pullback.registry"},
         "pullback.lazy": {"pullback.registry"},
         "pullback.core": {"pullback.registry", "pullback.refusals", "pullback.methods",
-                          "pullback.guard", "pullback.binding"},
+                          "pullback.guard", "pullback.binding", "pullback._interception"},
         "pullback.backend": {"pullback.core"},
         "pullback.backward": {"pullback.core", "pullback.registry", "pullback.tree",
                               "pullback.guard", "pullback.lazy", "pullback.backend",

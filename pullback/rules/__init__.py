@@ -1,7 +1,6 @@
 """Derivative rules, one module per area of NumPy; importing this package registers them.
-The SciPy modules load only when SciPy is installed."""
-
-import importlib.util
+The SciPy modules (``scipy_*.py``) are imported when the program imports the SciPy module
+they cover (``_interception.SCIPY_RULES``)."""
 
 from . import (  # noqa: F401
     array_api,
@@ -27,16 +26,3 @@ from . import (  # noqa: F401
     strided,
     writes,
 )
-
-if importlib.util.find_spec("scipy") is not None:
-    from . import (  # noqa: F401
-        scipy_fft,
-        scipy_integrate,
-        scipy_linalg,
-        scipy_signal,
-        scipy_spatial,
-        scipy_special,
-        scipy_special_integrals,
-        scipy_stats,
-        scipy_stats_quantiles,
-    )

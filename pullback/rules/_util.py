@@ -1,8 +1,20 @@
 """Small helpers shared by the rule modules."""
 
+import types
+
 import numpy as np
 
+from .._interception import (
+    body_of_swapped,
+    original_of,
+    stand_in,
+    swap_attribute,
+    swap_code,
+    unswap_attribute,
+)
+from ..core import apply, top_level
 from ..extend import Tracked, is_complex, is_foreign, on_backend, plain, primitive, rrule, shape_of
+from ..registry import primitive_bodies
 
 
 def as_array(x):
@@ -72,22 +84,84 @@ def conj_if_complex(x):
     return np.conjugate(x) if is_complex(x) else x
 
 
-def intercept(owner, name):
-    """Replace ``owner.name``, a plain Python function (SciPy's ``logsumexp``, a
-    distribution's ``logpdf`` ...) that NumPy's dispatch never sees, by a
-    ``pullback.primitive`` around it, so that calls on tracked values reach its registered
-    rule. Returns the wrapper, to register the rule for. Code that imported the function
-    before pullback was imported keeps the original."""
-    fn = getattr(owner, name)
-    if fn in _intercepted:
+def intercept(owner, name, arguments=None):
+    """Make ``owner.name``, a plain Python function (SciPy's ``logsumexp``, a
+    distribution's ``logpdf`` ...) that NumPy's dispatch never sees, reach its registered
+    rule when called with tracked values, while a differentiation runs
+    (``_interception.py``). Returns the function to register the rule for: the function
+    itself for a Python function (its code is swapped, so every module that bound it,
+    before or after pullback was imported, calls the rule), else a ``pullback.primitive``
+    around it that stands in at ``owner.name``. ``arguments(*args, **kwargs)``, where
+    given, returns the ``(args, kwargs)`` the rule takes (odeint's ``args`` as a tuple
+    given positionally, so that the tracked arrays in it are seen)."""
+    fn = original_of(getattr(owner, name))
+    if isinstance(fn, types.FunctionType):
+        swap_code(fn, _primitive_call if arguments is None else _normalized(arguments))
+        primitive_bodies[fn] = body_of_swapped(fn)
         return fn
     wrapped = primitive(fn)
-    _intercepted.add(wrapped)
-    setattr(owner, name, wrapped)
+    swap_attribute(owner, name, stand_in(fn, wrapped))
     return wrapped
 
 
-_intercepted: set = set()  # the wrappers intercept has put in place
+def live(args, kwargs):
+    """Whether a tracked value (of a live computation, or a finished one) is among a call's
+    arguments, looking into lists and tuples."""
+    top, finished = top_level((args, tuple(kwargs.values())))
+    return top >= 0 or finished
+
+
+def _primitive_call(func, body, args, kwargs):
+    """A swapped function's call: its rule on tracked values, else its own body."""
+    if live(args, kwargs):
+        return apply(func, args, kwargs)
+    return body(*args, **kwargs)
+
+
+def _normalized(arguments):
+    def normalized_call(func, body, args, kwargs):
+        args, kwargs = arguments(*args, **kwargs)
+        return _primitive_call(func, body, args, kwargs)
+
+    return normalized_call
+
+
+def intercept_method(instance, name, replacement):
+    """Make the method ``name`` of ``instance`` (``scipy.stats.norm.logpdf``), and of every
+    instance of its type, call ``replacement`` (with the arguments after ``self``) when
+    called with tracked values while a differentiation runs. The method's function on the
+    class has its code swapped, so that a method bound before (``logpdf =
+    norm.logpdf``) and the instances a frozen distribution makes reach it too."""
+    klass = next(k for k in type(instance).__mro__ if name in vars(k))
+    func = original_of(vars(klass)[name])
+    unswap_attribute(instance, name)
+    _by_type[(func, type(instance))] = replacement
+    swap_code(func, _method_call)
+
+
+_by_type: dict = {}  # (a class's function, an instance's type) -> the replacement
+
+
+def _method_call(func, body, args, kwargs):
+    if args:
+        replacement = _by_type.get((func, type(args[0])))
+        if replacement is not None and live(args[1:], kwargs):
+            return replacement(*args[1:], **kwargs)
+    return body(*args, **kwargs)
+
+
+def replace_when_tracked(owner, name, impl, applies=None):
+    """Make ``owner.name`` (a Python function) compute ``impl(*args, **kwargs)`` when called
+    with tracked values (and ``applies(*args, **kwargs)`` holds, where given), while a
+    differentiation runs; its own body otherwise."""
+    fn = original_of(getattr(owner, name))
+
+    def replaced_call(func, body, args, kwargs):
+        if live(args, kwargs) and (applies is None or applies(*args, **kwargs)):
+            return impl(*args, **kwargs)
+        return body(*args, **kwargs)
+
+    return swap_code(fn, replaced_call)
 
 
 def listed(ct, entry, ndim):

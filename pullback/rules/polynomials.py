@@ -351,18 +351,15 @@ def _int_impl(original, name):
     return polynomial_int_impl
 
 
-def _intercept_polynomial(module_name, prefix, cls_name):
+def _intercept_polynomial(module_name, prefix):
     module = getattr(np.polynomial, module_name)
-    cls = getattr(module, cls_name)
     der, integ = getattr(module, prefix + "der"), getattr(module, prefix + "int")
     for suffix, impl in [("der", _der_impl(der)),
                          ("int", _int_impl(integ, f"np.polynomial.{module_name}.{prefix}int"))]:
-        prim = intercept(module, prefix + suffix)
-        composite(prim, impl)
-        setattr(cls, "_" + suffix, staticmethod(prim))  # (the class holds its own reference)
+        # (the class's _der and _int are the same functions: their code is swapped)
+        composite(intercept(module, prefix + suffix), impl)
 
 
-for _family in [("polynomial", "poly", "Polynomial"), ("chebyshev", "cheb", "Chebyshev"),
-                ("legendre", "leg", "Legendre"), ("laguerre", "lag", "Laguerre"),
-                ("hermite", "herm", "Hermite"), ("hermite_e", "herme", "HermiteE")]:
+for _family in [("polynomial", "poly"), ("chebyshev", "cheb"), ("legendre", "leg"),
+                ("laguerre", "lag"), ("hermite", "herm"), ("hermite_e", "herme")]:
     _intercept_polynomial(*_family)

@@ -4,10 +4,9 @@ arrays in ``args`` backwards in time, from each time to the one before, with ode
 itself. The vector-Jacobian products of the user's ``func`` inside that system come from
 pullback's own ``vjp``, so ``func`` is plain NumPy code.
 
-``odeint`` is plain Python: ``scipy.integrate.odeint`` is replaced by a function with its
-signature that hands ``args`` to a ``pullback.primitive`` positionally, so that tracked
-arrays inside ``args`` are seen (code that imported odeint before pullback keeps the
-original). The pullback works on plain values: it is first order only.
+``odeint`` is plain Python: while a differentiation runs, its calls hand ``args`` to the
+rule positionally (as a tuple, as SciPy reads one value), so that tracked arrays inside
+``args`` are seen. The pullback works on plain values: it is first order only.
 """
 
 import inspect
@@ -19,22 +18,15 @@ import scipy.integrate
 from ..extend import NoRuleError, Tracked, plain, rrule
 from ._util import as_array, intercept
 
-_odeint = intercept(scipy.integrate, "odeint")
-_odeint.__module__ = "scipy.integrate"
+
+def _as_positional(func, y0, t, args=(), *rest, **kwargs):
+    return (func, y0, t, args if isinstance(args, tuple) else (args,), *rest), kwargs
+
+
+_odeint = intercept(scipy.integrate, "odeint", _as_positional)
 # options of the forward solve that do not apply to the adjoint system
 _FORWARD_ONLY = ("Dfun", "col_deriv", "ml", "mu", "full_output", "tfirst")
-_SIGNATURE = inspect.signature(_odeint._pb_body)
-
-
-def odeint(func, y0, t, args=(), *rest, **kwargs):
-    return _odeint(func, y0, t, args if isinstance(args, tuple) else (args,), *rest, **kwargs)
-
-
-odeint.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
-odeint.__doc__ = _odeint.__doc__
-odeint.__wrapped__ = _odeint  # type: ignore[attr-defined]
-odeint.__module__ = "scipy.integrate"  # SciPy's docstring: not one of this module's doctests
-scipy.integrate.odeint = odeint
+_SIGNATURE = inspect.signature(_odeint)
 
 
 def _first_order(*values):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ..extend import NoRuleError, Tracked, composite, plain, rrule, shape_of, zeros_on
+from ..extend import NoRuleError, composite, plain, rrule, shape_of, zeros_on
 from ._linalg import (
     H,
     cholesky_vjp,
@@ -34,7 +34,7 @@ from ._linalg import (
     uncolumns,
     used_columns,
 )
-from ._util import as_array, conj_if_complex, intercept
+from ._util import as_array, conj_if_complex, intercept, replace_when_tracked
 from .linalg_decomp import _fold_complement, _qr_vjp, _qr_wide_vjp, _svd_vjp
 
 solve_triangular = intercept(scipy.linalg, "solve_triangular")
@@ -270,13 +270,7 @@ def sinhm_impl(A):
 
 
 def _through_expm(name, impl):
-    original = getattr(scipy.linalg, name)
-
-    @functools.wraps(original)
-    def matrix_function(A):
-        return impl(A) if isinstance(A, Tracked) else original(A)
-
-    setattr(scipy.linalg, name, matrix_function)
+    replace_when_tracked(scipy.linalg, name, impl)
 
 
 for _name, _impl in (("cosm", cosm_impl), ("sinm", sinm_impl), ("coshm", coshm_impl),
@@ -423,7 +417,7 @@ _MASKS = {
 def _inv_diagonal_keeps_the_rest():
     """Whether scipy.linalg.inv(a, assume_a='diagonal') returns a's off-diagonal entries
     unchanged (SciPy 1.17 does) rather than zeros."""
-    return bool(inv.__wrapped__(np.ones((2, 2)) + np.eye(2), assume_a="diagonal")[0, 1])
+    return bool(inv(np.ones((2, 2)) + np.eye(2), assume_a="diagonal")[0, 1])
 
 
 @rrule(inv)
@@ -642,7 +636,7 @@ def lu_impl(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=
         raise NoRuleError(
             "pullback: scipy.linalg.lu has a rule for square matrices only (through "
             "scipy.linalg.lu_factor's)")
-    p = lu.__wrapped__(plain(a), p_indices=p_indices)[0]  # SciPy's permutation, a constant
+    p = lu(plain(a), p_indices=p_indices)[0]  # SciPy's permutation, a constant
     if _empty(a):  # no matrices (lu_factor refuses an empty stack): empty factors
         low, up, _ = _lu_parts(a)
         return (low, up) if permute_l else (p, low, up)
@@ -660,7 +654,7 @@ def _permutation(indices, n):
 def block_diag_impl(*arrs):
     arrs = [as_array(x) for x in arrs]  # (a block given as a list holding tracked values)
     # SciPy's call on the plain blocks first: its checks, its dtype and shape
-    ans = block_diag.__wrapped__(*(plain(x) for x in arrs))
+    ans = block_diag(*(plain(x) for x in arrs))
     blocks = [np.atleast_2d(x) for x in arrs]
     rows = [shape_of(x)[0] for x in blocks]
     cols = [shape_of(x)[1] for x in blocks]

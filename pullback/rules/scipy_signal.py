@@ -22,13 +22,12 @@ dy[n] / da[k] = -v[n - k]. Initial conditions (``zi``) have no rule: differentia
 call with ``zi`` raises NoRuleError.
 """
 
-import functools
 
 import numpy as np
 import scipy.signal
 
-from ..extend import NoRuleError, Tracked, rrule, shape_of
-from ._util import as_array, batch_shape, conj_if_complex, intercept
+from ..extend import NoRuleError, rrule, shape_of
+from ._util import as_array, batch_shape, conj_if_complex, intercept, replace_when_tracked
 
 convolve = intercept(scipy.signal, "convolve")
 correlate = intercept(scipy.signal, "correlate")
@@ -141,17 +140,12 @@ def correlate2d_impl(in1, in2, mode="full", boundary="fill", fillvalue=0):
     return full if mode == "full" else _same_2d(full, shape_of(in1), 1)
 
 
+def _two_d(in1, in2, *args, **kwargs):
+    return len(shape_of(in1)) == 2 == len(shape_of(in2))
+
+
 def _replace_2d(name, impl):
-    original = getattr(scipy.signal, name)
-
-    @functools.wraps(original)
-    def two_d(in1, in2, *args, **kwargs):
-        if (isinstance(in1, Tracked) or isinstance(in2, Tracked)) and len(
-                shape_of(in1)) == 2 == len(shape_of(in2)):
-            return impl(in1, in2, *args, **kwargs)
-        return original(in1, in2, *args, **kwargs)
-
-    setattr(scipy.signal, name, two_d)
+    replace_when_tracked(scipy.signal, name, impl, _two_d)
 
 
 _replace_2d("convolve2d", convolve2d_impl)

@@ -75,7 +75,7 @@ def squareform_impl(X, force="no", checks=True):
     X = as_array(X)
     v = plain(X)
     if not is_foreign(v):  # SciPy's own call first: its checks and errors (the direction,
-        squareform.__wrapped__(v, force, checks)  # a vector's length, a distance matrix)
+        squareform(v, force, checks)  # a vector's length, a distance matrix)
     shape = shape_of(X)
     if len(shape) == 2:  # the upper triangle, row by row (the condensed order)
         first, second = np.triu_indices(shape[0], 1)

@@ -31,7 +31,6 @@ pinv for inv. Outside the support the logpdf is -inf, a constant: its derivative
 """
 
 import functools
-import importlib
 import inspect
 
 import numpy as np
@@ -40,7 +39,7 @@ import scipy.stats as st
 
 from ..extend import elementwise, plain, rrule, shape_of
 from ._linalg import hermitian_adjoint
-from ._util import batch_shape, intercept
+from ._util import batch_shape, intercept, intercept_method
 
 # ---------------------------------------------------------------------------- univariate
 
@@ -195,8 +194,11 @@ def _cdf_partial(fam, which, log, survival=False):
 
 
 def _intercept(dist, name, method):
-    """``intercept`` with the primitive named as users call it (scipy.stats.norm.logpdf)."""
+    """``intercept`` with the primitive named as users call it (scipy.stats.norm.logpdf),
+    reached from the method of every instance of the distribution's type."""
     prim = intercept(dist, method)
+    intercept_method(dist, method, prim)
+    _primitives[(type(dist), method)] = prim
     prim.__module__ = "scipy.stats"
     prim.__qualname__ = prim.__name__ = f"{name}.{method}"
     return prim
@@ -220,37 +222,21 @@ def _with_signature(dist, method, names):
     functools.update_wrapper(method_with_signature, prim, updated=())
     method_with_signature.__name__ = method
     method_with_signature.__signature__ = sig
-    setattr(dist, method, method_with_signature)
-    _replaced.add((dist.name, method))
+    intercept_method(dist, method, method_with_signature)
     return prim
 
 
-# A frozen distribution (norm(loc=m)) holds an instance of its own, made when frozen, whose
-# methods are SciPy's: its methods call those of the module's instance (scipy.stats.norm),
-# which are replaced above, with the frozen parameters.
-_replaced: set = set()
-_infrastructure = importlib.import_module("scipy.stats._distn_infrastructure")
+_primitives: dict = {}  # (a distribution's type, a method) -> the primitive of its rule
 
 
-def _frozen(cls, method):
-    original = getattr(cls, method)
-
-    @functools.wraps(original)
-    def frozen_method(self, *args, **kwargs):
-        shared = getattr(st, self.dist.name, None)
-        if (self.dist.name, method) not in _replaced or type(shared) is not type(self.dist):
-            return original(self, *args, **kwargs)
-        return getattr(shared, method)(*args, *self.args, **self.kwds, **kwargs)
-
-    setattr(cls, method, frozen_method)
+def primitive_of(method):
+    """The primitive whose rule a distribution's bound method (``scipy.stats.norm.logpdf``)
+    reaches: what the rule is registered for."""
+    return _primitives[(type(method.__self__), method.__name__)]
 
 
-for _cls in (_infrastructure.rv_frozen, _infrastructure.rv_continuous_frozen,
-             _infrastructure.rv_discrete_frozen):
-    for _method in ("pdf", "logpdf", "pmf", "logpmf", "cdf", "logcdf", "sf", "logsf", "ppf",
-                    "isf", "entropy"):
-        if _method in vars(_cls):
-            _frozen(_cls, _method)
+# A frozen distribution (norm(loc=m)) holds an instance of its own type, made when frozen,
+# whose methods reach the rules as the module's instance's do (intercept_method).
 
 
 def _register_family(fam):

@@ -6,16 +6,12 @@ reaches the base, as a write into NumPy's view does (``writeable=False`` makes i
 read-only, as NumPy's).
 """
 
-import functools
-import sys
-
 import numpy as np
 
 from ..core import memory
 from ..extend import Tracked
+from ._util import replace_when_tracked
 from .writes import _view_of, reread
-
-_np_as_strided = np.lib.stride_tricks.as_strided  # NumPy's Python function
 
 
 def _refuse(shape, strides, why):
@@ -24,10 +20,7 @@ def _refuse(shape, strides, why):
                      "a derivative")
 
 
-@functools.wraps(_np_as_strided)
 def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
-    if not isinstance(x, Tracked):
-        return _np_as_strided(x, shape, strides, subok, writeable)
     xv = memory(x)
     if not isinstance(xv, np.ndarray):
         raise TypeError("pullback: as_strided reads NumPy memory; a tracked "
@@ -54,8 +47,7 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     return out
 
 
-# in NumPy's module, and in SciPy's where it was imported before pullback
-for _module in (sys.modules.get(name) for name in ("numpy.lib.stride_tricks",
-                                                   "scipy.linalg._special_matrices")):
-    if getattr(_module, "as_strided", None) is _np_as_strided:
-        vars(_module)["as_strided"] = as_strided
+# NumPy's own function object (its code swapped): wherever it was imported, as scipy.linalg's
+# toeplitz, hankel and circulant do
+replace_when_tracked(np.lib.stride_tricks, "as_strided", as_strided,
+                     lambda x, *args, **kwargs: isinstance(x, Tracked))

@@ -3,6 +3,7 @@ import pytest
 import scipy.stats as st
 
 import pullback as pb
+from pullback.rules import scipy_stats, scipy_stats_quantiles  # noqa: F401  (scipy.stats's rules)
 
 from .spec import Spec
 
@@ -36,7 +37,7 @@ def _shapes(n):
 
 
 def _prim(method):
-    return method.__wrapped__
+    return scipy_stats.primitive_of(method)
 
 
 METHODS = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
@@ -128,44 +129,46 @@ SPECS = [
     Spec(_prim(st.poisson.logpmf), [((4,), ())], domain=("positive", "real"),
          call=lambda mu, shift: st.poisson.logpmf(K + 1, mu=mu * np.exp(shift), loc=1),
          name="scipy.stats.poisson.logpmf(keywords)"),
-    *[Spec(st.dirichlet.logpdf if log else st.dirichlet.pdf, [((2,), (3,)), ((2, 4), (3,))],
-           domain=(_simplex_head, "positive")) for log in (True, False)],
-    Spec(st.dirichlet.logpdf, [((3,), (3,)), ((3, 2), (3,))], domain=(_simplex_full, "positive"),
+    *[Spec(_prim(method), [((2,), (3,)), ((2, 4), (3,))], domain=(_simplex_head, "positive"),
+           call=method) for method in (st.dirichlet.logpdf, st.dirichlet.pdf)],
+    Spec(_prim(st.dirichlet.logpdf), [((3,), (3,)), ((3, 2), (3,))], domain=(_simplex_full, "positive"),
          call=lambda y, alpha: st.dirichlet.logpdf(y / np.sum(y, axis=0), alpha),
          name="scipy.stats.dirichlet.logpdf(all components)"),
-    *[Spec(method, [((4, 3), (3,), (3, 3)), ((3,), (3,), (3, 3)), ((2, 1, 3), (3,), (3, 3))],
+    *[Spec(_prim(method), [((4, 3), (3,), (3, 3)), ((3,), (3,), (3, 3)), ((2, 1, 3), (3,), (3, 3))],
            call=lambda x, mean, c, method=method: method(x, mean, _spd(c)))
       for method in (MVN.logpdf, MVN.pdf)],
-    Spec(MVN.logpdf, [((2, 3), (3,), (3, 3))],
+    Spec(_prim(MVN.logpdf), [((2, 3), (3,), (3, 3))],
          call=lambda x, mean, c: MVN.logpdf(x, mean=mean, cov=_spd(c)),
          name="scipy.stats.multivariate_normal.logpdf(keywords)"),
-    Spec(MVN.pdf, [((4, 2), (2,), (2,)), ((2,), (), ())], domain=("real", "real", "positive"),
+    Spec(_prim(MVN.pdf), [((4, 2), (2,), (2,)), ((2,), (), ())],
+         domain=("real", "real", "positive"), call=MVN.pdf,
          name="scipy.stats.multivariate_normal.pdf(diagonal or scalar cov)"),
-    Spec(MVN.logpdf, [((5,), ()), ((), ())], domain=("real", "positive"),
+    Spec(_prim(MVN.logpdf), [((5,), ()), ((), ())], domain=("real", "positive"),
          call=lambda x, c: MVN.logpdf(x, None, c),
          name="scipy.stats.multivariate_normal.logpdf(1-d)"),
     # a singular cov A A^T (A tall and thin) and points in its support, mean + A z: the
     # directions keep the rank, and the points stay in the support
-    *[Spec(method, [((4, 2), (4,), (3, 2)), ((3, 1), (3,), (2, 1)), ((3, 2), (3,), (2,))],
+    *[Spec(_prim(method), [((4, 2), (4,), (3, 2)), ((3, 1), (3,), (2, 1)), ((3, 2), (3,), (2,))],
            call=lambda a, mean, z, method=method: method(
                mean + z @ a.T, mean, a @ a.T, allow_singular=True),
            name=f"scipy.stats.multivariate_normal.{method.__name__}(singular cov)")
       for method in (MVN.logpdf, MVN.pdf)],
-    Spec(MVN.logpdf, [((3, 3), (3,), (2, 3))], name="scipy.stats.multivariate_normal.logpdf("
+    Spec(_prim(MVN.logpdf), [((3, 3), (3,), (2, 3))], name="scipy.stats.multivariate_normal.logpdf("
          "allow_singular, regular cov)",
          call=lambda c, mean, x: MVN.logpdf(x, mean, _spd(c), allow_singular=True)),
     # the matrix itself, each entry moved alone: SciPy reads its lower triangle
-    *[Spec(method, [((4, 3), (3,), (3, 3))], name=f"scipy.stats.multivariate_normal."
+    *[Spec(_prim(method), [((4, 3), (3,), (3, 3))], name=f"scipy.stats.multivariate_normal."
            f"{method.__name__}(the covariance's entries)",
            call=lambda x, mean, c, method=method: method(x, mean, _COV + 0.1 * c))
       for method in (MVN.logpdf, MVN.pdf)],
-    Spec(MVN.entropy, [((3, 3),)], call=lambda c: MVN.entropy(None, _COV + 0.1 * c),
+    Spec(_prim(MVN.entropy), [((3, 3),)], call=lambda c: MVN.entropy(None, _COV + 0.1 * c),
          name="scipy.stats.multivariate_normal.entropy(the covariance's entries)"),
-    Spec(MVN.entropy, [((3,), (3, 3)), ((1,), (1, 1))],
+    Spec(_prim(MVN.entropy), [((3,), (3, 3)), ((1,), (1, 1))],
          call=lambda mean, c: MVN.entropy(mean, _spd(c))),
-    Spec(MVN.entropy, [(4, 2), (3, 1), (3, 3)], call=lambda a: MVN.entropy(None, a @ a.T),
+    Spec(_prim(MVN.entropy), [(4, 2), (3, 1), (3, 3)], call=lambda a: MVN.entropy(None, a @ a.T),
          name="scipy.stats.multivariate_normal.entropy(A A^T, singular where A is thin)"),
-    Spec(MVN.entropy, [((3,), ()), ((2,), (2,))], domain=("real", "positive"),
+    Spec(_prim(MVN.entropy), [((3,), ()), ((2,), (2,))], domain=("real", "positive"),
+         call=MVN.entropy,
          name="scipy.stats.multivariate_normal.entropy(scalar or diagonal cov)"),
 ]
 
