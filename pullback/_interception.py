@@ -94,11 +94,11 @@ class StandIn:
         return type(self._pb_original)
 
     @property
-    def __doc__(self):  # type: ignore[override]
+    def __doc__(self):
         return self._pb_original.__doc__
 
     @property
-    def __module__(self):  # type: ignore[override]
+    def __module__(self):
         return self._pb_original.__module__
 
     def __eq__(self, other):

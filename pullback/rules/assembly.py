@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from .._interception import stand_in, swap_module_function
 from ..extend import (
     Tracked,
     composite,
@@ -406,5 +407,4 @@ def fromiter(iter, dtype, count=-1, *, like=None):
     return np.array(values, dtype=dtype)
 
 
-fromiter.__module__ = "numpy"
-np.fromiter = fromiter
+swap_module_function(np, "fromiter", stand_in(_np_fromiter, fromiter))
