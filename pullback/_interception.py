@@ -36,9 +36,12 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import inspect
+import operator
 import sys
 import threading
 import types
+from collections import deque
+from itertools import repeat
 
 # ---------------------------------------------------------------------------- stand-ins
 
@@ -234,38 +237,93 @@ def body_of_swapped(func):
 
 # ---------------------------------------------------------------------------- attribute swaps
 
-_attribute_swaps: dict = {}  # (id(owner), name) -> (owner, name, replacement)
-_saved: dict = {}  # while installed: (id(owner), name) -> the owner's own entry, or _ABSENT
 _ABSENT = object()
+
+
+class _Swaps:
+    """The attribute swaps of one owner (a module, a class, an instance): its names, their
+    replacements and the owner's own entries (``_ABSENT`` where it has none: an instance
+    whose class holds the method). Installing and removing them is one ``dict.update``
+    when the owner's entries are as recorded (the common case: a loop in Python over every
+    name of NumPy's namespace would cost a differentiation's start 100 µs)."""
+
+    __slots__ = ("owner", "new", "old", "names", "get", "old_values", "new_values", "plain")
+
+    def __init__(self, owner):
+        self.owner, self.new, self.old = owner, {}, {}
+
+    def refresh(self):
+        self.names = tuple(self.new)
+        if not self.names:
+            self.plain = False
+            return
+        self.get = operator.itemgetter(*self.names, *self.names[:1])  # (a tuple, always)
+        self.old_values = tuple(self.old[n] for n in self.names)
+        self.new_values = tuple(self.new[n] for n in self.names)
+        # one update either way: a module's namespace with every name present
+        self.plain = isinstance(self.owner, types.ModuleType) and _ABSENT not in self.old_values
+
+    def _holds(self, own, values):
+        try:
+            return self.get(own)[:-1] == values
+        except KeyError:
+            return False
+
+    def install(self):
+        own = vars(self.owner)
+        if self.plain and self._holds(own, self.old_values):
+            own.update(self.new)
+            return
+        for name in self.names:  # the owner's entries changed since: record the new ones
+            self.old[name] = own.get(name, _ABSENT)
+            _put(self.owner, name, self.new[name])
+        self.refresh()
+
+    def remove(self):
+        own = vars(self.owner)
+        if self.plain and self._holds(own, self.new_values):
+            own.update(self.old)
+            return
+        for name in self.names:  # (one rebound meanwhile keeps what it was given)
+            if own.get(name, _ABSENT) is self.new[name]:
+                _restore(self.owner, name, self.old[name])
+
+
+_swaps: dict = {}  # id(owner) -> its _Swaps
 
 
 def swap_attribute(owner, name, replacement):
     """Put ``replacement`` at ``owner.name`` while differentiations run (the last
     registration for a place wins). ``owner`` is a module, a class or an instance with a
     ``__dict__``."""
-    key = (id(owner), name)
-    if _installed and key in _saved:  # put back what was there, then the new one
-        _restore(owner, name, _saved.pop(key))
-    _attribute_swaps[key] = (owner, name, replacement)
+    group = _swaps.get(id(owner))
+    if group is None:
+        group = _swaps[id(owner)] = _Swaps(owner)
+    if name not in group.new:
+        own = vars(owner).get(name, _ABSENT)
+        group.old[name] = own if not _installed else original_of(own)
+    group.new[name] = replacement
+    group.refresh()
     if _installed:
-        _saved[key] = _put(owner, name, replacement)
+        _put(owner, name, replacement)
 
 
 def unswap_attribute(owner, name):
     """Drop the swap registered at ``owner.name`` (putting back the original if in place)."""
-    key = (id(owner), name)
-    if _installed and key in _saved:
-        _restore(owner, name, _saved.pop(key))
-    _attribute_swaps.pop(key, None)
+    group = _swaps.get(id(owner))
+    if group is None or name not in group.new:
+        return
+    if _installed and vars(owner).get(name, _ABSENT) is group.new[name]:
+        _restore(owner, name, group.old[name])
+    del group.new[name], group.old[name]
+    group.refresh()
 
 
 def _put(owner, name, replacement):
-    own = vars(owner).get(name, _ABSENT)
     if isinstance(owner, type):
         type.__setattr__(owner, name, replacement)
     else:
         vars(owner)[name] = replacement
-    return own
 
 
 def _restore(owner, name, own):
@@ -282,7 +340,7 @@ def _restore(owner, name, own):
 
 def attribute_swaps():
     """Every registered attribute swap, as (owner, name, replacement)."""
-    return list(_attribute_swaps.values())
+    return [(g.owner, name, made) for g in _swaps.values() for name, made in g.new.items()]
 
 
 # ---------------------------------------------------------------------------- pickling
@@ -344,21 +402,19 @@ class differentiating:
         return False
 
 
+def _set_codes(which):
+    """Every swapped function's own code (0) or trampoline (1), set in one C loop."""
+    funcs = tuple(_code_swaps)
+    deque(map(setattr, funcs, repeat("__code__"), (_code_swaps[f][which] for f in funcs)), 0)
+
+
 def _install():
     global _installed
     _load_pending_rules()
     _installed = True
-    by_owner: dict = {}
-    for key, (owner, name, replacement) in _attribute_swaps.items():
-        if isinstance(owner, types.ModuleType):  # one dict update a module (fast)
-            by_owner.setdefault(id(owner), (owner, {}))[1][name] = replacement
-            _saved[key] = vars(owner).get(name, _ABSENT)
-        else:
-            _saved[key] = _put(owner, name, replacement)
-    for owner, entries in by_owner.values():
-        vars(owner).update(entries)
-    for func, (_, trampoline) in _code_swaps.items():
-        func.__code__ = trampoline
+    for group in _swaps.values():
+        group.install()
+    _set_codes(1)
     for t in _reducer_types:
         _copyreg_saved[t] = copyreg.dispatch_table.get(t, _ABSENT)
         copyreg.dispatch_table[t] = _reduce_swapped
@@ -366,18 +422,9 @@ def _install():
 
 def _uninstall():
     global _installed
-    by_owner: dict = {}
-    for key, own in _saved.items():
-        owner, name, _ = _attribute_swaps[key]
-        if isinstance(owner, types.ModuleType) and own is not _ABSENT:
-            by_owner.setdefault(id(owner), (owner, {}))[1][name] = own
-        else:
-            _restore(owner, name, own)
-    for owner, entries in by_owner.values():
-        vars(owner).update(entries)
-    _saved.clear()
-    for func, (code, _) in _code_swaps.items():
-        func.__code__ = code
+    for group in _swaps.values():
+        group.remove()
+    _set_codes(0)
     for t, saved in _copyreg_saved.items():
         if saved is _ABSENT:
             copyreg.dispatch_table.pop(t, None)
