@@ -123,6 +123,25 @@ class FlatIter:
         return np.unravel_index(min(self.index, self.base.size - 1), self.base.shape)
 
 
+class _Deferring(dict):
+    """Class -> whether NumPy's arrays leave a binary operator to an operand of that class,
+    so that its reflected method runs (NumPy's binop override): a class that sets
+    ``__array_ufunc__`` to None (SciPy's ``LinearOperator``), or one without
+    ``__array_ufunc__`` whose ``__array_priority__`` is above an array's (SciPy's sparse
+    matrices and arrays). A tracked value's operators do what its plain value's would."""
+
+    def __missing__(self, cls):
+        ufunc = getattr(cls, "__array_ufunc__", _Deferring)  # (_Deferring: absent)
+        found = ufunc is None or ufunc is _Deferring and not issubclass(
+            cls, (np.ndarray, np.generic, ArrayMethods)) and getattr(
+            cls, "__array_priority__", 0.0) > 0.0
+        self[cls] = found
+        return found
+
+
+deferring = _Deferring()
+
+
 class ArrayMethods:
     """Mixed into ``Tracked``: ``x.sum()``, ``x.T``, ``x.reshape(...)`` and the rest."""
 
@@ -292,8 +311,8 @@ class ArrayMethods:
         return np.reshape(self, shape, **kwargs)
 
     def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = axes[0]  # NumPy's: one argument, None or any sequence (a range too)
         return np.transpose(self, axes or None)
 
     def swapaxes(self, axis1, axis2):

@@ -34,6 +34,7 @@ if importlib.util.find_spec("scipy") is not None:
         scipy_integrate,
         scipy_linalg,
         scipy_signal,
+        scipy_sparse,
         scipy_spatial,
         scipy_special,
         scipy_special_integrals,

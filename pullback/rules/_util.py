@@ -72,16 +72,18 @@ def conj_if_complex(x):
     return np.conjugate(x) if is_complex(x) else x
 
 
-def intercept(owner, name):
+def intercept(owner, name, replacement=None):
     """Replace ``owner.name``, a plain Python function (SciPy's ``logsumexp``, a
     distribution's ``logpdf`` ...) that NumPy's dispatch never sees, by a
     ``pullback.primitive`` around it, so that calls on tracked values reach its registered
     rule. Returns the wrapper, to register the rule for. Code that imported the function
-    before pullback was imported keeps the original."""
+    before pullback was imported keeps the original. A ``replacement`` (a function with the
+    original's signature and results, such as scipy.sparse.linalg.splu's, whose result's
+    compiled ``solve`` is wrapped) is put in place of the primitive."""
     fn = getattr(owner, name)
     if fn in _intercepted:
         return fn
-    wrapped = primitive(fn)
+    wrapped = primitive(fn) if replacement is None else replacement
     _intercepted.add(wrapped)
     setattr(owner, name, wrapped)
     return wrapped
