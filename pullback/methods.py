@@ -140,6 +140,20 @@ class _Deferring(dict):
 
 
 deferring = _Deferring()
+_REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul__",
+              np.true_divide: "__rtruediv__", np.floor_divide: "__rfloordiv__",
+              np.remainder: "__rmod__", np.power: "__rpow__", np.matmul: "__rmatmul__",
+              np.divmod: "__rdivmod__"}
+
+
+def reflected(func, other, x):
+    """``other``'s reflected operator of ``func`` (a ufunc) on ``x``: ``A.__rmatmul__(x)``
+    for ``x @ A``; None where ``other`` has none or declines a tracked value (scipy.sparse's
+    ``x + A`` takes NumPy arrays only), and the operator is then computed as for any other
+    operand."""
+    method = getattr(other, _REFLECTED[func], None)
+    got = NotImplemented if method is None else method(x)
+    return None if got is NotImplemented else got
 
 
 class ArrayMethods:

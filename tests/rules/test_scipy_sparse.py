@@ -52,7 +52,10 @@ def _product_rows():
                 (vec_t, (4,), "A.T @ y", lambda y, A=A: A.T @ y),
                 (mat, (3, 2), "A @ X", lambda X, A=A: A @ X),
                 (reached(A.T, "_matmul_multivector"), (2, 4), "X @ A", lambda X, A=A: X @ A),
-            ]:
+            ] + ([  # an spmatrix's * is its product
+                (vec, (3,), "A * x", lambda x, A=A: A * x),
+                (vec_t, (4,), "x * A", lambda x, A=A: x * A),
+            ] if cls == "matrix" else []):
                 rows.append(Spec(func, [shape], call=call, name=f"{fmt}_{cls}: {name}"))
     return rows
 
@@ -71,6 +74,7 @@ def _linear_operator_rows():
         Spec(vec, [(3,)], call=lambda x: L.matvec(x), name="aslinearoperator(A).matvec(x)"),
         Spec(vec, [(3,)], call=lambda x: L.dot(x), name="aslinearoperator(A).dot(x)"),
         Spec(vec, [(4,)], call=lambda y: y @ L, name="y @ aslinearoperator(A)"),
+        Spec(vec, [(4,)], call=lambda y: y * L, name="y * aslinearoperator(A) (a product)"),
         Spec(reached(A.T, "_matmul_vector"), [(4,)], call=lambda y: L.rmatvec(y),
              name="aslinearoperator(A).rmatvec(y)"),
         Spec(vec, [(3,)], domain="complex", call=_complex_call, name="complex A @ complex x"),
@@ -237,11 +241,14 @@ def test_an_operand_numpy_defers_to_gets_the_operator():
         def __rmul__(self, x):
             return "rmul", x
 
+        def __radd__(self, x):  # as scipy.sparse's, for a NumPy array only
+            return NotImplemented if isinstance(x, pb.Tracked) else x + 3.0
+
     assert np.ones(2).__matmul__(Operator()) is NotImplemented  # NumPy's own behaviour
     assert np.ones(2).__mul__(Prioritized()) is NotImplemented
 
     def f(x):
         assert x @ Operator() == ("rmatmul", x) and x * Prioritized() == ("rmul", x)
-        return np.sum(x)
+        return np.sum(x + Prioritized())  # declined: computed as with any other operand
 
     np.testing.assert_array_equal(pb.grad(f)(np.ones(2)), np.ones(2))
