@@ -162,7 +162,7 @@ def _returning_superlu(factorize):
 
     factorization.__name__ = factorization.__qualname__ = factorize.__name__
     factorization.__doc__ = factorize.__doc__
-    factorization.__wrapped__ = factorize  # type: ignore[attr-defined]
+    factorization.__wrapped__ = factorize
     return factorization
 
 

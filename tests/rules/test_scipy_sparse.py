@@ -252,3 +252,14 @@ def test_an_operand_numpy_defers_to_gets_the_operator():
         return np.sum(x + Prioritized())  # declined: computed as with any other operand
 
     np.testing.assert_array_equal(pb.grad(f)(np.ones(2)), np.ones(2))
+
+
+def test_jit_of_hessian_matches_eager():
+    lu = spl.splu(SQUARE.tocsc())
+
+    def f(b):
+        return np.sum(np.sin(SQUARE @ b) * lu.solve(b)) + np.sum(spl.spsolve(SQUARE, b) ** 3)
+
+    jitted = pb.jit(pb.hessian(f))
+    for b in (np.linspace(-1.0, 1.0, 5), np.linspace(0.0, 2.0, 5)):
+        np.testing.assert_allclose(jitted(b), pb.hessian(f)(b), rtol=1e-12, atol=1e-13)
