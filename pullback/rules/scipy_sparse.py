@@ -23,7 +23,7 @@ import scipy.sparse._base
 import scipy.sparse.linalg
 import scipy.sparse.linalg._dsolve.linsolve
 
-from ..extend import not_implemented, primitive, rrule, shape_of
+from ..extend import NoRuleError, not_implemented, primitive, rrule, shape_of
 from ._util import conj_if_complex, intercept
 
 _LinearOperator = scipy.sparse.linalg.LinearOperator
@@ -213,8 +213,17 @@ def _iterative(name, symmetric):
             n = shape_of(ans[0])[-1]
             batch = shape_of(gx)[:-1]
             flat = np.reshape(gx, (math.prod(batch), n))
-            solved = np.stack([solver(adjoint, flat[i], None, **options)[0]
-                               for i in range(math.prod(batch))])
+            try:
+                solved = np.stack([solver(adjoint, flat[i], None, **options)[0]
+                                   for i in range(math.prod(batch))])
+            except (TypeError, NotImplementedError) as error:
+                if symmetric or not isinstance(A, _LinearOperator):
+                    raise
+                raise NoRuleError(
+                    f"pullback: the gradient of scipy.sparse.linalg.{name}(A, b) in b solves "
+                    "with A's adjoint, and this LinearOperator A has none (SciPy: "
+                    f"{error}); give it one: LinearOperator(shape, matvec, rmatvec=...)"
+                ) from error
             return (not_implemented(_ONE_DENSE), np.reshape(solved, batch + shape_of(b)),
                     None)
 

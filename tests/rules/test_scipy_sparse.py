@@ -44,6 +44,7 @@ def _product_rows():
             A = build(fmt, cls)
             vec, mat = reached(A, "_matmul_vector"), reached(A, "_matmul_multivector")
             vec_t = reached(A.T, "_matmul_vector")
+            blocks = getattr(sp, f"bsr_{cls}")(DENSE, blocksize=(2, 3))
             for func, shape, name, call in [
                 (vec, (3,), "A @ x", lambda x, A=A: A @ x),
                 (vec, (3,), "A.dot(x)", lambda x, A=A: A.dot(x)),
@@ -51,6 +52,8 @@ def _product_rows():
                 (vec_t, (4,), "x @ A", lambda x, A=A: x @ A),
                 (vec_t, (4,), "A.T @ y", lambda y, A=A: A.T @ y),
                 (mat, (3, 2), "A @ X", lambda X, A=A: A @ X),
+                *([(vec, (3,), "A @ x, 2 x 3 blocks", lambda x, B=blocks: B @ x)]
+                  if fmt == "bsr" else []),
                 (reached(A.T, "_matmul_multivector"), (2, 4), "X @ A", lambda X, A=A: X @ A),
             ] + ([  # an spmatrix's * is its product
                 (vec, (3,), "A * x", lambda x, A=A: A * x),
@@ -263,3 +266,14 @@ def test_jit_of_hessian_matches_eager():
     jitted = pb.jit(pb.hessian(f))
     for b in (np.linspace(-1.0, 1.0, 5), np.linspace(0.0, 2.0, 5)):
         np.testing.assert_allclose(jitted(b), pb.hessian(f)(b), rtol=1e-12, atol=1e-13)
+
+
+def test_gmres_of_an_operator_without_an_adjoint_says_what_to_give():
+    M = np.array([[3.0, 1.0], [0.5, 2.0]])
+    with_adjoint = spl.LinearOperator((2, 2), matvec=lambda v: M @ v, rmatvec=lambda v: M.T @ v)
+    pb.check_grads(lambda b: spl.gmres(with_adjoint, b, **TIGHT)[0], np.ones(2), order=2,
+                   rtol=1e-5)
+    without = spl.LinearOperator((2, 2), matvec=lambda v: M @ v)
+    with pytest.raises(pb.NoRuleError, match=r"gmres\(A, b\) in b solves with A's adjoint.*"
+                                             r"rmatvec=\.\.\."):
+        pb.grad(lambda b: np.sum(spl.gmres(without, b, **TIGHT)[0]))(np.ones(2))
