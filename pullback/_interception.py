@@ -453,6 +453,7 @@ SCIPY_RULES = {
     "scipy.integrate": ("scipy_integrate",),
     "scipy.linalg": ("scipy_linalg",),
     "scipy.signal": ("scipy_signal",),
+    "scipy.sparse": ("scipy_sparse",),
     "scipy.spatial.distance": ("scipy_spatial",),
     "scipy.special": ("scipy_special", "scipy_special_integrals"),
     "scipy.stats": ("scipy_stats", "scipy_stats_quantiles"),

@@ -18,7 +18,7 @@ import numpy as np
 from ._interception import activate, deactivate
 from .binding import bind_positional
 from .guard import hold, level_holds, read_only
-from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
+from .methods import ArrayMethods, deferring, escapes, is_inexact, memory, reflected, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     library_rule,
@@ -420,6 +420,8 @@ def _operators(func):
     """A binary operator method of ``Tracked`` and its reflected form: the hot path of
     ``func``'s table row (or, for @, of its rule)."""
     def operator(self, other):
+        if deferring[other.__class__] and (got := reflected(func, other, self)) is not None:
+            return got  # NumPy's arrays leave the operator to other (x @ A: A.__rmatmul__(x))
         return _binary(func, self, other)
 
     def reflected_operator(self, other):  # (1j * np.float64(x) would be Python's complex)

@@ -881,7 +881,8 @@ def _describe(x):
         return f"a {x.dtype} array of shape {x.shape}"
     if isinstance(x, np.generic):
         return repr(x)
-    return getattr(x, "__qualname__", None) or repr(x)
+    # (on one line: a scipy.sparse matrix's repr has several)
+    return getattr(x, "__qualname__", None) or " ".join(repr(x).split())
 
 
 def _mapped(x, rep):

@@ -123,6 +123,39 @@ class FlatIter:
         return np.unravel_index(min(self.index, self.base.size - 1), self.base.shape)
 
 
+class _Deferring(dict):
+    """Class -> whether NumPy's arrays leave a binary operator to an operand of that class,
+    so that its reflected method runs (NumPy's binop override): a class that sets
+    ``__array_ufunc__`` to None (SciPy's ``LinearOperator``), or one without
+    ``__array_ufunc__`` whose ``__array_priority__`` is above an array's (SciPy's sparse
+    matrices and arrays). A tracked value's operators do what its plain value's would."""
+
+    def __missing__(self, cls):
+        ufunc = getattr(cls, "__array_ufunc__", _Deferring)  # (_Deferring: absent)
+        found = ufunc is None or ufunc is _Deferring and not issubclass(
+            cls, (np.ndarray, np.generic, ArrayMethods)) and getattr(
+            cls, "__array_priority__", 0.0) > 0.0
+        self[cls] = found
+        return found
+
+
+deferring = _Deferring()
+_REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul__",
+              np.true_divide: "__rtruediv__", np.floor_divide: "__rfloordiv__",
+              np.remainder: "__rmod__", np.power: "__rpow__", np.matmul: "__rmatmul__",
+              np.divmod: "__rdivmod__"}
+
+
+def reflected(func, other, x):
+    """``other``'s reflected operator of ``func`` (a ufunc) on ``x``: ``A.__rmatmul__(x)``
+    for ``x @ A``; None where ``other`` has none or declines a tracked value (scipy.sparse's
+    ``x + A`` takes NumPy arrays only), and the operator is then computed as for any other
+    operand."""
+    method = getattr(other, _REFLECTED[func], None)
+    got = NotImplemented if method is None else method(x)
+    return None if got is NotImplemented else got
+
+
 class ArrayMethods:
     """Mixed into ``Tracked``: ``x.sum()``, ``x.T``, ``x.reshape(...)`` and the rest."""
 
@@ -292,8 +325,8 @@ class ArrayMethods:
         return np.reshape(self, shape, **kwargs)
 
     def transpose(self, *axes):
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = axes[0]  # NumPy's: one argument, None or any sequence (a range too)
         return np.transpose(self, axes or None)
 
     def swapaxes(self, axis1, axis2):

@@ -131,6 +131,16 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
                 "pullback: np.matrix(x) of a tracked value: pullback differentiates plain "
                 "arrays, and an np.matrix's * is a matrix product and its reductions keep two "
                 "axes. Keep x an array and write x @ y for the matrix product.")
+        if _building_sparse(frame):
+            raise TypeError(
+                f"pullback: a scipy.sparse matrix or array built from a tracked value (shape "
+                f"{shape}, dtype {dtype}): a sparse matrix holds plain numbers, so its entries "
+                "cannot carry a gradient. Build it from plain values and multiply it with "
+                "the tracked ones (A @ x differentiates in x), or keep tracked nonzeros "
+                "dense: the product of the matrix (data, (i, j)) with x is "
+                "np.bincount(i, weights=data * x[j], minlength=m), and the matrix itself "
+                "pb.index_add(data, (i, j), (m, n)); or give your function a rule with "
+                "pb.primitive and pb.rrule.")
         frame = frame.f_back
     where = called_from()
     _last.message = f"pullback: a tracked value (shape {shape}, dtype {dtype}) was refused " + (
@@ -154,6 +164,15 @@ def refuse_conversion(shape: tuple, dtype: Any) -> Any:
             " For a scalar, also NumPy's scalar types: np.float64(x) or np.float32(x) "
             "(write x.astype(np.float64), which keeps the gradient)." if shape == () else "")
     )
+
+
+def _building_sparse(frame: Any) -> bool:
+    """Whether ``frame`` builds a scipy.sparse matrix (its constructor), or computes with one
+    that took a tracked value as its nonzeros (a coo matrix keeps them as given)."""
+    if not frame.f_globals.get("__name__", "").startswith("scipy.sparse._"):
+        return False
+    data = getattr(frame.f_locals.get("self"), "data", None)
+    return frame.f_code.co_name == "__init__" or hasattr(data, "level")
 
 
 def refuse_scalar(kind: str, x: Any = None) -> Any:

@@ -23,6 +23,7 @@ CASES = {
     "tracker_loop.py": (["sklearn", "matplotlib", "pullback.optim"], "tracker_loss.png"),
     "rosenbrock.py": (["scipy", "matplotlib"], "rosenbrock_path.png"),
     "dask_logistic.py": (["dask", "distributed", "scipy", "matplotlib"], "dask_logistic.png"),
+    "ode_net.py": (["scipy", "matplotlib", "pullback.optim"], "ode_net.png"),
 }
 
 
@@ -108,3 +109,10 @@ def test_dask_logistic(tmp_path):
     assert max(pullback[2:] + by_hand[2:]) < 400                 # within the memory limit
     (gap,) = number(r"difference between the fitted weights: ([\d.e+-]+)", out)
     assert gap < 1e-6
+
+
+def test_ode_net(tmp_path):
+    # autograd's example, ported by its imports: odeint's args a list of (W, b) tuples
+    out = run_example("ode_net.py", tmp_path)
+    losses = [float(v) for v in re.findall(r"Iteration \d+ train loss ([\d.]+)", out)]
+    assert len(losses) == 11 and all(b < a for a, b in zip(losses, losses[1:]))

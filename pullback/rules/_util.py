@@ -120,10 +120,23 @@ def _primitive_call(func, body, args, kwargs):
 
 def _normalized(arguments):
     def normalized_call(func, body, args, kwargs):
-        args, kwargs = arguments(*args, **kwargs)
-        return _primitive_call(func, body, args, kwargs)
+        given, named = arguments(*args, **kwargs)  # (a pytree's leaves among them)
+        if live(given, named):
+            return apply(func, given, named)
+        return body(*args, **kwargs)
 
     return normalized_call
+
+
+def replace_calls(owner, name, make):
+    """While a differentiation runs, every call of ``owner.name`` (a Python function) goes
+    to ``make(body)``, ``body`` the function's own code: scipy.sparse.linalg.splu returning
+    a factorization whose ``solve`` differentiates. Returns the function."""
+    fn = original_of(getattr(owner, name))
+    made: list = []
+    swap_code(fn, lambda func, body, args, kwargs: made[0](*args, **kwargs))
+    made.append(make(body_of_swapped(fn)))
+    return fn
 
 
 def intercept_method(instance, name, replacement):

@@ -4,36 +4,85 @@ arrays in ``args`` backwards in time, from each time to the one before, with ode
 itself. The vector-Jacobian products of the user's ``func`` inside that system come from
 pullback's own ``vjp``, so ``func`` is plain NumPy code.
 
-``odeint`` is plain Python: while a differentiation runs, its calls hand ``args`` to the
-rule positionally (as a tuple, as SciPy reads one value), so that tracked arrays inside
-``args`` are seen. The pullback works on plain values: it is first order only.
+``args`` is a pytree, as SciPy passes it to ``func`` unchanged: ``odeint(f, y0, t,
+args=(params,))`` with ``params`` a list of ``(W, b)`` tuples or a dict of arrays. While a
+differentiation runs, a call of ``scipy.integrate.odeint`` with tracked values flattens
+``args`` into its leaves and hands them to the rule positionally, so that tracked arrays
+anywhere in ``args`` are seen; ``func`` (and ``Dfun``) get them rebuilt (a list of numbers
+stays one leaf, differentiated as an array, as NumPy reads it). The pullback works on
+plain values: it is first order only.
 """
 
 import inspect
 import math
+from collections import OrderedDict
 
 import numpy as np
 import scipy.integrate
 
-from ..extend import NoRuleError, Tracked, plain, rrule
+from ..extend import NoRuleError, Tracked, plain, rrule, shape_of
+from ..tree import tree_flatten
 from ._util import as_array, intercept
 
-
-def _as_positional(func, y0, t, args=(), *rest, **kwargs):
-    return (func, y0, t, args if isinstance(args, tuple) else (args,), *rest), kwargs
-
-
-_odeint = intercept(scipy.integrate, "odeint", _as_positional)
 # options of the forward solve that do not apply to the adjoint system
 _FORWARD_ONLY = ("Dfun", "col_deriv", "ml", "mu", "full_output", "tfirst")
-_SIGNATURE = inspect.signature(_odeint)
+_SIGNATURE = inspect.signature(scipy.integrate.odeint)
+
+
+def _flatten(node, leaves, top=False):
+    """Put the leaves of the pytree ``node`` in ``leaves`` and return the function that
+    rebuilds it from an iterator over them. A list or tuple of numbers is one leaf (an
+    array to the adjoint, as NumPy reads it), but for the tuple ``args`` itself (``top``)."""
+    kind = type(node)
+    if kind is dict or kind is OrderedDict:
+        keys, parts = list(node), [_flatten(v, leaves) for v in node.values()]
+        return lambda it: kind(zip(keys, [part(it) for part in parts]))
+    sequence = kind is list or kind is tuple or isinstance(node, tuple) and hasattr(
+        node, "_fields")  # (a namedtuple)
+    if sequence and (top or not _numbers(node)):
+        parts = [_flatten(v, leaves) for v in node]
+        if kind is list or kind is tuple:
+            return lambda it: kind([part(it) for part in parts])
+        return lambda it: kind(*[part(it) for part in parts])  # a namedtuple
+    leaves.append(node)
+    return next
+
+
+def _numbers(node):
+    """Whether ``node``, a list or tuple, holds numbers (plain or tracked scalars) only."""
+    return bool(node) and all(not isinstance(a, (list, tuple, dict)) and shape_of(a) == ()
+                              for a in node)
+
+
+def _rebuilding(fn, rebuild):
+    """``fn(a, b, *args)`` called with the leaves of ``args`` in place of ``args``."""
+    def with_leaves(a, b, *leaves):
+        return fn(a, b, *rebuild(iter(leaves)))
+
+    return with_leaves
+
+
+def _with_leaves(func, y0, t, args=(), *rest, **kwargs):
+    """odeint's arguments as its rule takes them: ``args`` flattened into its leaves, given
+    positionally, and ``func`` (and ``Dfun``) taking the leaves."""
+    bound = _SIGNATURE.bind(func, y0, t, args, *rest, **kwargs)
+    given = bound.arguments.get("args", ())
+    leaves: list = []
+    treedef = _flatten(given if isinstance(given, tuple) else (given,), leaves, top=True)
+    bound.arguments["func"] = _rebuilding(func, treedef)
+    bound.arguments["args"] = tuple(leaves)
+    if bound.arguments.get("Dfun") is not None:
+        bound.arguments["Dfun"] = _rebuilding(bound.arguments["Dfun"], treedef)
+    return bound.args, bound.kwargs
+
+
+_odeint = intercept(scipy.integrate, "odeint", _with_leaves)
 
 
 def _first_order(*values):
     for v in values:
         # (a level below 0 is pb.jit's trace, which records the plain run as it is)
-        if isinstance(v, Tracked) and v.level >= 0 or (isinstance(v, tuple) and any(
-                isinstance(a, Tracked) and a.level >= 0 for a in v)):
+        if any(isinstance(a, Tracked) and a.level >= 0 for a in tree_flatten(v)[0]):
             raise NoRuleError(
                 "pullback: the rule of scipy.integrate.odeint is first order only (its "
                 "pullback runs odeint on plain values); differentiate it once")

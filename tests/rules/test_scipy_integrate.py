@@ -1,3 +1,5 @@
+import collections
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,70 @@ def test_a_list_in_args_is_read_as_an_array():
     for f in (lambda w: np.sum(odeint(neural, y0, t, args=(w, [0.3, -0.2]), **TOL) ** 2),
               lambda w: np.sum(odeint(neural, y0, t, args=(w, [w[0, 1], 0.5]), **TOL) ** 2)):
         np.testing.assert_allclose(pb.grad(f)(w), central_differences(f, w), rtol=1e-5)
+
+
+def mlp(y, t, params):
+    # autograd's ode_net: params a list of (W, b) tuples, passed as args=(params,)
+    for w, b in params:
+        outputs = np.dot(y, w) + b
+        y = np.tanh(outputs)
+    return outputs
+
+
+def _layers(rng):
+    return [(0.5 * rng.standard_normal((2, 4)), 0.1 * rng.standard_normal(4)),
+            (0.5 * rng.standard_normal((4, 2)), 0.1 * rng.standard_normal(2))]
+
+
+def _check_pytree(loss, params, rng):
+    """The gradient of ``loss`` in the pytree ``params`` (a pytree of the same structure)
+    along a random direction, against central differences of the same call."""
+    grads = pb.grad(loss)(params)
+    assert pb.tree_flatten(grads)[1] == pb.tree_flatten(params)[1]
+    step = pb.tree_map(lambda a: rng.standard_normal(np.shape(a)), params)
+    eps = 1e-6
+    moved = [loss(pb.tree_map(lambda a, d, s=s: a + s * eps * d, params, step))
+             for s in (1.0, -1.0)]
+    along = sum(np.sum(g * d) for g, d in zip(pb.tree_flatten(grads)[0],
+                                              pb.tree_flatten(step)[0]))
+    np.testing.assert_allclose(along, (moved[0] - moved[1]) / (2 * eps), rtol=1e-5)
+
+
+def test_args_may_be_a_pytree_as_scipy_passes_them_through():
+    rng = np.random.default_rng(3)
+    y0, t = np.array([1.0, -0.5]), np.linspace(0.0, 1.0, 4)
+    params = _layers(rng)
+    grads = pb.grad(lambda p: np.sum(odeint(mlp, y0, t, args=(p,), **TOL)))(params)
+    assert type(grads) is list and type(grads[0]) is tuple and grads[0][1].shape == (4,)
+    _check_pytree(lambda p: np.sum(odeint(mlp, y0, t, args=(p,), **TOL) ** 2), params, rng)
+    _check_pytree(lambda p: np.sum(odeint(mlp, y0, t, (p,), **TOL)[-1]), params, rng)
+
+
+Layer = collections.namedtuple("Layer", "w b")
+
+
+def test_args_with_dicts_namedtuples_and_constants():
+    rng = np.random.default_rng(4)
+    y0, t = np.array([0.5, 1.0]), np.linspace(0.0, 1.0, 3)
+
+    def f(y, t, p, name, scale):
+        assert name == "damped" and isinstance(p["layer"], Layer)
+        return -p["k"] * y + scale * np.tanh(p["layer"].w @ y + p["layer"].b)
+
+    params = {"k": 0.7, "layer": Layer(0.5 * rng.standard_normal((2, 2)), np.array([0.1, 0.2]))}
+    _check_pytree(lambda p: np.sum(odeint(f, y0, t, args=(p, "damped", 2), **TOL) ** 2),
+                  params, rng)
+
+
+def test_a_pytree_with_a_jacobian_given_as_dfun():
+    rng = np.random.default_rng(5)
+    y0, t = np.array([1.0, 2.0]), np.linspace(0.0, 1.0, 3)
+
+    def f(y, t, p):
+        return p[0]["a"] @ y
+
+    def jac(y, t, p):
+        return p[0]["a"]
+
+    params = [{"a": np.array([[-1.0, 0.3], [0.2, -0.5]])}]
+    _check_pytree(lambda p: np.sum(odeint(f, y0, t, (p,), Dfun=jac, **TOL) ** 2), params, rng)
