@@ -30,6 +30,7 @@ from . import (  # noqa: F401
 
 if importlib.util.find_spec("scipy") is not None:
     from . import (  # noqa: F401
+        scipy_array_api,
         scipy_fft,
         scipy_integrate,
         scipy_linalg,
@@ -38,5 +39,6 @@ if importlib.util.find_spec("scipy") is not None:
         scipy_special,
         scipy_special_integrals,
         scipy_stats,
+        scipy_stats_generic,
         scipy_stats_quantiles,
     )
