@@ -9,9 +9,10 @@ to every order; unstack is linear (its transpose stacks the cotangents).
 
 vecdot and vecmat conjugate their first argument, as NumPy does: vecdot(x1, x2) is
 sum(conj(x1) * x2) over the last axis. vecdot, matvec and vecmat are ufuncs: on tracked
-values the engine refuses their ufunc keywords (axis=, axes=, dtype=, ...) with a
-TypeError (core.py), and records out= into a tracked array; np.linalg.vecdot(x1, x2,
-axis=k) is the vector product along another axis.
+values the engine takes a gufunc's axis=, axes= and keepdims= by moving the core axes
+last and back (core.py), records out= into a tracked array, and refuses the other ufunc
+keywords (dtype=, ...) with a TypeError; np.linalg.vecdot(x1, x2, axis=k) is the vector
+product along another axis.
 
 Convention (the unique_* functions, as np.unique in rules/sorting.py): each unique value
 is a gather of the element where it first occurs, so its cotangent goes to that element
