@@ -25,12 +25,13 @@ Each is a composite, the same computation with functions that have rules:
 import operator
 
 import numpy as np
+import scipy._lib._util as scipy_util
 import scipy._lib.array_api_compat as compat
 import scipy._lib.array_api_compat.common._helpers as compat_helpers
 import scipy._lib.array_api_compat.numpy as compat_numpy
 import scipy._lib.array_api_compat.numpy.linalg as compat_linalg
+import scipy._lib.array_api_extra as xpx
 import scipy._lib.array_api_extra._lib._at as xpx_at
-import scipy._lib.array_api_extra._lib._funcs as xpx_funcs
 
 from ..extend import Tracked, composite, plain, shape_of
 from ._util import intercept
@@ -51,13 +52,20 @@ def _gathered(cond, values):
     return np.reshape(values[where], cond.shape)
 
 
-def apply_where_impl(cond, f1, f2, fill_value, *args, xp):
-    """SciPy's ``_apply_where`` (the helper of ``xpx.apply_where``, its arguments broadcast
-    together) on tracked values."""
+def apply_where_impl(cond, args, f1, f2=None, /, *, fill_value=None, xp=None):
+    """``xpx.apply_where`` on tracked values. Each argument is broadcast alone (a plain one
+    stays plain: ``np.broadcast_arrays`` would make it a tracked constant)."""
+    if (f2 is None) == (fill_value is None):
+        raise TypeError("Exactly one of `fill_value` or `f2` must be given.")
+    args = list(args) if isinstance(args, tuple) else [args]
     cond = np.asarray(plain(cond), dtype=bool)
+    shape = np.broadcast_shapes(cond.shape, shape_of(fill_value) if fill_value is not None
+                                else (), *[shape_of(a) for a in args])
+    cond = np.broadcast_to(cond, shape)
+    args = [np.broadcast_to(a, shape) for a in args]
     out = fill_value
     if f2 is not None:
-        out = np.zeros(cond.shape)
+        out = np.zeros(shape)
         if not np.all(cond):
             out = _gathered(~cond, f2(*(a[~cond] for a in args)))
     if not np.any(cond):
@@ -65,8 +73,31 @@ def apply_where_impl(cond, f1, f2, fill_value, *args, xp):
     return np.where(cond, _gathered(cond, f1(*(a[cond] for a in args))), out)
 
 
-APPLY_WHERE = _prim(xpx_funcs, "_apply_where", apply_where_impl,
+APPLY_WHERE = _prim(xpx, "apply_where", apply_where_impl,
                     "scipy._lib.array_api_extra.apply_where")
+
+def lazyselect_impl(condlist, choicelist, arrays, default=0):
+    """SciPy's ``_lazyselect``: each choice evaluated on the entries of its condition only,
+    a later condition's result replacing an earlier one's, ``default`` elsewhere."""
+    shape = np.broadcast_shapes(*[shape_of(a) for a in arrays])
+    arrays = [np.broadcast_to(a, shape) for a in arrays]  # (a plain one stays plain)
+    out = np.full(shape, default, dtype=np.result_type(
+        *[plain(a).dtype for a in arrays], np.asarray(default).dtype, np.float16))
+    for func, cond in zip(choicelist, condlist):
+        if np.all(cond is False):
+            continue
+        cond = np.broadcast_to(np.asarray(plain(cond), dtype=bool), shape_of(arrays[0]))
+        if np.any(cond):
+            out = np.where(cond, _gathered(cond, func(*(a[cond] for a in arrays))), out)
+    return out
+
+
+def intercept_lazyselect(owner):
+    """``_lazyselect`` where ``owner`` (a module that imported it by name) calls it."""
+    return _prim(owner, "_lazyselect", lazyselect_impl, "scipy._lib._util._lazyselect")
+
+
+LAZYSELECT = intercept_lazyselect(scipy_util)
 
 _UPDATES = {"set": None, "add": operator.add, "subtract": operator.sub,
             "multiply": operator.mul, "divide": operator.truediv, "power": operator.pow,

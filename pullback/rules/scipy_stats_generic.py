@@ -17,18 +17,19 @@ the support the derivatives are 0, the value being constant there.
 
 A discrete family is piecewise constant in its variate k and in loc: it differentiates in
 its shape parameters, and a tracked k or loc is refused (NoRuleError), as for the Poisson
-distribution's rules. A continuous family without a quantile function of its own
-(``_ppf``/``_isf`` SciPy's generic root finding) and the discrete quantiles are refused
-by name: the root finder runs on plain floats.
+distribution's rules; its quantiles (ppf, isf), integers, are constants. A continuous
+family without a quantile function of its own (``_ppf``/``_isf`` SciPy's generic root
+finding) is refused by name: the root finder runs on plain floats.
 """
 
 import numpy as np
 import scipy.stats as st
+from scipy.stats import _continuous_distns
 from scipy.stats import _distn_infrastructure as infra
 
-from ..extend import NoRuleError, Tracked, composite, plain, shape_of
-from . import scipy_array_api  # noqa: F401 (the private methods call apply_where)
+from ..extend import NoRuleError, Tracked, composite, nondifferentiable, plain, shape_of
 from ._util import intercept
+from .scipy_array_api import intercept_lazyselect
 
 
 def _mask_of(cond):
@@ -234,18 +235,6 @@ def _discrete_tail(name, log, survival):
     return discrete_tail_impl
 
 
-def _discrete_quantile(name):
-    def discrete_quantile_impl(self, q, *args, **kwds):
-        raise NoRuleError(
-            f"pullback: scipy.stats.{self.name}.{name} on tracked values: a discrete "
-            "distribution's quantile is an integer, piecewise constant in q and in the "
-            "shape parameters, with no derivative; pass plain values (pb.stop_gradient)")
-
-    discrete_quantile_impl.__name__ = discrete_quantile_impl.__qualname__ = \
-        f"rv_discrete_{name}_impl"
-    return discrete_quantile_impl
-
-
 DISCRETE = {
     "pmf": _mass(False),
     "logpmf": _mass(True),
@@ -253,8 +242,6 @@ DISCRETE = {
     "logcdf": _discrete_tail("_logcdf", True, False),
     "sf": _discrete_tail("_sf", False, True),
     "logsf": _discrete_tail("_logsf", True, True),
-    "ppf": _discrete_quantile("ppf"),
-    "isf": _discrete_quantile("isf"),
 }
 
 
@@ -266,9 +253,23 @@ def _intercept_method(cls, method, impl):
     return prim
 
 
+def _intercept_constant(cls, method):
+    prim = intercept(cls, method)
+    prim.__module__ = "scipy.stats"
+    prim.__qualname__ = prim.__name__ = f"{cls.__name__}.{method}"
+    nondifferentiable(prim)
+    return prim
+
+
+# a discrete quantile is an integer, piecewise constant in q and the shape parameters
+DISCRETE_QUANTILES = [_intercept_constant(st.rv_discrete, m) for m in ("ppf", "isf")]
+
 GENERIC = {
     **{(st.rv_continuous, m): _intercept_method(st.rv_continuous, m, impl)
        for m, impl in CONTINUOUS.items()},
     **{(st.rv_discrete, m): _intercept_method(st.rv_discrete, m, impl)
        for m, impl in DISCRETE.items()},
 }
+
+# the private methods of triang, trapezoid and kappa4 call _lazyselect, imported by name
+LAZYSELECT = intercept_lazyselect(_continuous_distns)
