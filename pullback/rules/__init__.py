@@ -37,6 +37,7 @@ if importlib.util.find_spec("scipy") is not None:
         scipy_signal,
         scipy_spatial,
         scipy_special,
+        scipy_special_distributions,
         scipy_special_integrals,
         scipy_stats,
         scipy_stats_generic,

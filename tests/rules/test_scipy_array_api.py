@@ -48,8 +48,8 @@ SPECS = [
     # burr's _pdf and betaprime's _cdf go through xpx.apply_where
     Spec(APPLY_WHERE, [((3,), (), ())], domain=(_positive, _positive, _positive),
          call=lambda x, c, d: st.burr.pdf(x, c + 1.0, d), name="scipy.stats.burr.pdf"),
-    Spec(APPLY_WHERE, [((3,), (), ())], domain=(_positive, _positive, _positive),
-         call=lambda x, a, b: st.betaprime.cdf(x, a, b), name="scipy.stats.betaprime.cdf"),
+    Spec(APPLY_WHERE, [(3,)], domain=_positive, call=lambda x: st.betaprime.cdf(x, 2.0, 3.0),
+         name="scipy.stats.betaprime.cdf"),
     Spec(APPLY_WHERE, [((4,), (4,)), ((2, 3), ())], domain=("real", _positive),
          call=lambda x, y: xpx.apply_where(x > 0, (x, y), lambda x, y: np.log(x) * y,
                                            fill_value=-1.0),
