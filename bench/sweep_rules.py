@@ -6,11 +6,14 @@ declaration as non-differentiable in pullback's registry:
     PYTHONPATH=. python -m bench.sweep_rules --verbose  # and the names
 
 A ufunc takes floating-point inputs where one of its loops reads a float or complex
-argument; a Python function is counted unless it is a class, a module, a constant or one
-of the helpers listed in ``NOT_MATH`` (printing, file input/output, error settings,
-dtype queries ...). The registry is ``pb.registered_rules()`` and
-``pb.registered_nondifferentiable()`` (which includes what rules/nondiff.py lists), each
-function under the name users call it by.
+argument: without a rule it cannot run on tracked values at all. A Python function (not
+a class, a module, a constant, one of the helpers in ``NOT_MATH``: printing, file
+input/output, error settings, dtype queries, integer and bit functions, nor one of
+NumPy's constructors in ``CONSTRUCTORS``) is listed apart: it runs its own code on tracked
+values, and differentiates where the functions it calls have rules (``scipy.special.jvp``
+and ``softplus`` do; ``h1vp`` stops at ``hankel1``). The registry is
+``pb.registered_rules()`` and ``pb.registered_nondifferentiable()`` (which includes what
+rules/nondiff.py lists), each function under the name users call it by.
 """
 
 import argparse
@@ -23,10 +26,21 @@ import scipy.special as special
 import pullback as pb
 from pullback.registry import registered_nondifferentiable, registered_rules
 
+# NumPy's array constructors: array, asarray and the like are pullback's own (construct.py);
+# the others take shapes and lengths, or build from a start and step (arange, full), on
+# tracked values through construct.py's conversions
+CONSTRUCTORS = {
+    "array", "asarray", "asanyarray", "asarray_chkfinite", "ascontiguousarray",
+    "asfortranarray", "arange", "empty", "eye", "full", "identity", "ones", "zeros", "tri",
+    "bartlett", "blackman", "hamming", "hanning", "row_stack",
+}
+
+
 # public NumPy callables that are not functions of arrays of numbers
 NOT_MATH = {
-    "array2string", "array_repr", "array_str", "base_repr", "binary_repr", "format_float_positional",
-    "format_float_scientific", "get_printoptions", "set_printoptions", "printoptions",
+    "array2string", "array_repr", "array_str", "base_repr", "binary_repr",
+    "format_float_positional", "format_float_scientific", "get_printoptions",
+    "set_printoptions", "printoptions",
     "geterr", "seterr", "geterrcall", "seterrcall", "errstate", "getbufsize", "setbufsize",
     "load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile",
     "fromregex", "frombuffer", "fromiter", "fromstring", "fromfunction", "info", "show_config",
@@ -43,7 +57,7 @@ NOT_MATH = {
     "triu_indices_from", "diag_indices", "diag_indices_from", "mask_indices", "ix_",
     "isfortran", "packbits", "unpackbits", "bitwise_count", "gcd", "lcm", "left_shift",
     "right_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
-    "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert", *CONSTRUCTORS,
 }
 
 
@@ -70,9 +84,10 @@ def _known():
 
 
 def missing(module, prefix):
-    """``module``'s public float functions without a rule or a declaration."""
+    """``module``'s public float functions without a rule or a declaration: the ufuncs, and
+    the Python functions."""
     known = _known()
-    found = []
+    found = {"ufuncs": [], "python": []}
     for name in sorted(getattr(module, "__all__", None) or dir(module)):
         if name.startswith("_") or name in NOT_MATH:
             continue
@@ -82,7 +97,7 @@ def missing(module, prefix):
         if {id(obj), id(getattr(obj, "_implementation", None)),
                 id(getattr(obj, "_pb_body", None))} & known:
             continue
-        found.append(f"{prefix}.{name}")
+        found["ufuncs" if isinstance(obj, np.ufunc) else "python"].append(name)
     return found
 
 
@@ -98,11 +113,16 @@ def main():
     verbose = parser.parse_args().verbose
     assert pb.__file__  # (the pullback that PYTHONPATH selects)
     table = sweep()
-    for prefix, names in table.items():
-        print(f"{prefix}: {len(names)} functions of floating-point inputs without a rule")
-        if verbose and names:
-            print("    " + " ".join(n.split(".")[-1] for n in names))
-    print(f"total: {sum(map(len, table.values()))}")
+    for prefix, found in table.items():
+        print(f"{prefix}: {len(found['ufuncs'])} ufuncs of floating-point inputs without a "
+              f"rule, {len(found['python'])} Python functions not in the registry")
+        for kind, names in found.items():
+            if verbose and names:
+                print(f"  {kind}: " + " ".join(names))
+    ufuncs = sum(len(f["ufuncs"]) for f in table.values())
+    python = sum(len(f["python"]) for f in table.values())
+    print(f"total: {ufuncs} ufuncs without a rule, {python} Python functions not in the "
+          "registry")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     sorting,
     statistics,
     strided,
+    windows,
     writes,
 )
 

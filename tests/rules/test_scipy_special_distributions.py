@@ -1,7 +1,6 @@
 """scipy.special's complements and inverses of the distribution functions, nctdtr, the
 Kolmogorov-Smirnov functions, k0e, k1e and ellipkm1 (rules/scipy_special_distributions.py)."""
 
-import numpy as np
 import pytest
 from scipy import special
 
