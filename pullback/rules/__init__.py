@@ -40,6 +40,7 @@ if importlib.util.find_spec("scipy") is not None:
         scipy_special,
         scipy_special_distributions,
         scipy_special_integrals,
+        scipy_special_more,
         scipy_stats,
         scipy_stats_generic,
         scipy_stats_quantiles,

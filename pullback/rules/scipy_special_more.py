@@ -1,0 +1,106 @@
+"""scipy.special's orthogonal polynomials evaluated at x (``eval_legendre``,
+``eval_chebyt`` ... ``eval_jacobi``) and the Hankel functions (``hankel1``, ``hankel2``
+and their scaled forms), in x (z): their derivatives are polynomials (Hankel functions) of
+the same families, so they differentiate to every order.
+
+The degree n is a constant (a count), and so are the parameters alpha and beta of the
+Gegenbauer, generalized Laguerre and Jacobi polynomials: their derivatives in them have
+no closed form in scipy.special (a tracked one raises NoRuleError). A polynomial of
+degree 0 has the derivative 0. The orders v of the Hankel functions are constants, as
+those of the other Bessel functions (scipy_special.py).
+
+    P_n' = C_(n-1)^(3/2),  T_n' = n U_(n-1),  U_n' = 2 C_(n-1)^(2),
+    C_n^(a)' = 2 a C_(n-1)^(a+1),  L_n^(a)' = -L_(n-1)^(a+1),  H_n' = 2 n H_(n-1),
+    He_n' = n He_(n-1),  P_n^(a,b)' = (n + a + b + 1) / 2 P_(n-1)^(a+1,b+1)
+    (DLMF 18.9.19, 18.9.21, 18.9.23, 18.9.25, 18.9.26), and the shifted ones by the chain
+    rule: chebyc(n, x) = 2 T_n(x / 2), chebys(n, x) = U_n(x / 2), sh_*(n, x) = *(n, 2 x - 1).
+    H_v' = (H_(v-1) - H_(v+1)) / 2 (DLMF 10.6.1); hankel1e = e^(-iz) H1, hankel2e = e^(iz) H2.
+"""
+
+import numpy as np
+from scipy import special
+
+from ..extend import not_implemented, plain, rrule
+
+NO_POLYNOMIAL_PARAMETER = not_implemented(
+    "a parameter alpha or beta of an orthogonal polynomial: its derivative has no closed "
+    "form in scipy.special")
+
+
+def _lower(n, derivative):
+    """``derivative(n - 1)`` where the degree n > 0, and 0 where it is 0."""
+    n = np.asarray(plain(n))
+    return np.where(n > 0, derivative(np.maximum(n - 1, 0)), 0.0)
+
+
+def _polynomial(func, dx, parameters=0):
+    """An rrule for ``func(n, *parameters, x)``: n and the parameters constants (the
+    parameters refused by name), ``dx(n, *parameters, x)`` the derivative in x."""
+
+    def polynomial_rule(n, *args):
+        ans = func(n, *args)
+
+        def polynomial_pullback(g):
+            return (None, *[NO_POLYNOMIAL_PARAMETER] * parameters,
+                    g * _lower(n, lambda m: dx(n, m, *args)))
+
+        polynomial_pullback.__name__ = polynomial_pullback.__qualname__ = \
+            f"{func.__name__}_pullback"
+        return ans, polynomial_pullback
+
+    polynomial_rule.__name__ = polynomial_rule.__qualname__ = f"{func.__name__}_rule"
+    rrule(func)(polynomial_rule)
+
+
+def _chebyt_dx(n, m, x):
+    return n * special.eval_chebyu(m, x)
+
+
+def _chebyu_dx(n, m, x):
+    return 2 * special.eval_gegenbauer(m, 2.0, x)
+
+
+_polynomial(special.eval_legendre, lambda n, m, x: special.eval_gegenbauer(m, 1.5, x))
+_polynomial(special.eval_chebyt, _chebyt_dx)
+_polynomial(special.eval_chebyu, _chebyu_dx)
+_polynomial(special.eval_chebyc, lambda n, m, x: _chebyt_dx(n, m, x / 2))
+_polynomial(special.eval_chebys, lambda n, m, x: _chebyu_dx(n, m, x / 2) / 2)
+_polynomial(special.eval_sh_legendre,
+            lambda n, m, x: 2 * special.eval_gegenbauer(m, 1.5, 2 * x - 1))
+_polynomial(special.eval_sh_chebyt, lambda n, m, x: 2 * _chebyt_dx(n, m, 2 * x - 1))
+_polynomial(special.eval_sh_chebyu, lambda n, m, x: 2 * _chebyu_dx(n, m, 2 * x - 1))
+_polynomial(special.eval_hermite, lambda n, m, x: 2 * n * special.eval_hermite(m, x))
+_polynomial(special.eval_hermitenorm, lambda n, m, x: n * special.eval_hermitenorm(m, x))
+_polynomial(special.eval_laguerre, lambda n, m, x: -special.eval_genlaguerre(m, 1.0, x))
+_polynomial(special.eval_gegenbauer,
+            lambda n, m, alpha, x: 2 * alpha * special.eval_gegenbauer(m, alpha + 1, x), 1)
+_polynomial(special.eval_genlaguerre,
+            lambda n, m, alpha, x: -special.eval_genlaguerre(m, alpha + 1, x), 1)
+_polynomial(special.eval_jacobi,
+            lambda n, m, a, b, x: (n + a + b + 1) / 2 * special.eval_jacobi(m, a + 1, b + 1, x),
+            2)
+
+# ---------------------------------------------------------------------------- Hankel
+
+
+def _hankel(func, scale):
+    """H_v(z) * e^(scale z) (scale 0, -i or i): its derivative in z."""
+
+    def hankel_rule(v, z):
+        ans = func(v, z)
+
+        def hankel_pullback(g):
+            d = (func(v - 1, z) - func(v + 1, z)) / 2 + scale * ans
+            return None, g * np.conjugate(d)
+
+        hankel_pullback.__name__ = hankel_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, hankel_pullback
+
+    hankel_rule.__name__ = hankel_rule.__qualname__ = f"{func.__name__}_rule"
+    rrule(func)(hankel_rule)
+
+
+_hankel(special.hankel1, 0)
+_hankel(special.hankel2, 0)
+_hankel(special.hankel1e, -1j)
+_hankel(special.hankel2e, 1j)

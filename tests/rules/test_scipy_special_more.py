@@ -1,0 +1,57 @@
+"""scipy.special's orthogonal polynomials and Hankel functions
+(rules/scipy_special_more.py)."""
+
+import pytest
+from scipy import special
+
+import pullback as pb
+
+from .spec import UNARY, Spec
+
+
+def _between(lo, hi):
+    def draw(rng, shape):
+        return rng.uniform(lo, hi, shape)
+
+    return draw
+
+
+DEGREES = {"n": [0, 1, 4]}
+UNIT = _between(-0.9, 0.9)
+
+
+def _in_x(func, domain=UNIT, **params):
+    return Spec(func, UNARY, domain=domain, kwargs={**DEGREES, **params},
+                call=lambda x, n, **p: func(n, *p.values(), x))
+
+
+SPECS = [
+    _in_x(special.eval_legendre),
+    _in_x(special.eval_chebyt),
+    _in_x(special.eval_chebyu),
+    _in_x(special.eval_chebyc, _between(-1.8, 1.8)),
+    _in_x(special.eval_chebys, _between(-1.8, 1.8)),
+    _in_x(special.eval_sh_legendre, _between(0.05, 0.95)),
+    _in_x(special.eval_sh_chebyt, _between(0.05, 0.95)),
+    _in_x(special.eval_sh_chebyu, _between(0.05, 0.95)),
+    _in_x(special.eval_hermite, "real"),
+    _in_x(special.eval_hermitenorm, "real"),
+    _in_x(special.eval_laguerre, _between(0.1, 3.0)),
+    _in_x(special.eval_gegenbauer, alpha=[0.7, 2.0]),
+    _in_x(special.eval_genlaguerre, _between(0.1, 3.0), alpha=[0.5, 2.0]),
+    _in_x(special.eval_jacobi, alpha=[0.5], beta=[1.5]),
+    Spec(special.eval_legendre, UNARY, domain=UNIT, call=lambda x: special.eval_legendre(2.5, x),
+         name="scipy.special.eval_legendre(non-integer degree)"),
+    *[Spec(func, UNARY, domain=_between(0.5, 3.0), kwargs={"v": [0.0, 1.5]},
+           call=lambda z, v, func=func: func(v, z)) for func in (
+        special.hankel1, special.hankel2, special.hankel1e, special.hankel2e)],
+    *[Spec(func, [(), (3,)], domain="complex", kwargs={"v": [0.5]},
+           call=lambda z, v, func=func: func(v, z + 2.0),
+           name=f"scipy.special.{func.__name__}(complex)") for func in (
+        special.hankel1, special.hankel2, special.hankel1e, special.hankel2e)],
+]
+
+
+def test_a_polynomial_parameter_has_no_rule():
+    with pytest.raises(pb.NoRuleError, match="parameter alpha or beta"):
+        pb.grad(lambda a: special.eval_gegenbauer(3, a, 0.3))(1.5)
