@@ -374,40 +374,14 @@ def _ufunc_call(ufunc, inputs, kwargs):
         return writes.where(_ufunc_call, ufunc, inputs, kwargs)
     if "out" in kwargs:
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
-    if ufunc.signature and kwargs and set(kwargs) <= {"axis", "axes", "keepdims"}:
-        return _gufunc_axes(ufunc, inputs, **kwargs)
-    if kwargs:
+    if kwargs and not (ufunc.signature and rules.get(ufunc).__class__ is Composite):  # axes=
         raise TypeError(
             f"pullback: {name_of(ufunc)} on a tracked value does not support the keyword(s) "
             f"{sorted(kwargs)}; apply the operation without them (cast with .astype, select "
             "with np.where" + (", move the core axes with np.moveaxis)" if ufunc.signature
                                else ")")
         )
-    return apply(ufunc, inputs, {})
-
-
-def _gufunc_axes(ufunc, inputs, axes=None, axis=None, keepdims=False):
-    """A generalized ufunc's ``axes=``/``axis=``/``keepdims=`` on tracked values: each
-    operand's core axes moved last with ``np.moveaxis``, the gufunc called without the
-    keywords, and the output's core axes moved back (or the contracted axis kept as size
-    1)."""
-    if axes is None:  # (NumPy refuses both, before dispatch)
-        axes = [(-1 if axis is None else axis,)] * ufunc.nin
-    entries = [(a,) if isinstance(a, (int, np.integer)) else tuple(a) for a in axes]
-    moved = []
-    for x, core in zip(inputs, entries):
-        ndim = len(shape_of(x))
-        last = list(range(ndim - len(core), ndim))
-        moved.append(np.moveaxis(x, [int(a) % max(ndim, 1) for a in core], last) if core else x)
-    out = apply(ufunc, moved, {})
-    core = entries[ufunc.nin] if len(entries) > ufunc.nin else ()
-    ndim = len(shape_of(out))
-    if core:
-        return np.moveaxis(out, list(range(ndim - len(core), ndim)),
-                           [int(a) % ndim for a in core])
-    if keepdims:
-        return np.expand_dims(out, int(entries[0][0]) % (ndim + 1))
-    return out
+    return apply(ufunc, inputs, kwargs)
 
 
 def _ufunc_method(ufunc, method, inputs, kwargs):

@@ -68,12 +68,6 @@ SPECS = [
          name="np.matvec(axes)"),
     Spec(VECMAT, [((3,), (4, 3, 2))], kwargs={"axes": [[(0,), (1, 0), (0,)]]},
          name="np.vecmat(axes)"),
-    Spec(np.matmul, [((3, 4, 2), (4, 5, 2)), ((3, 4, 2), (4, 5))],
-         call=lambda a, b: np.matmul(a, b, axes=[(0, 1), (0, 1), (0, 2)]),
-         name="np.matmul(axes)"),
-    Spec(np.matmul, [((4, 3), (4, 5, 2))], domain="complex",
-         call=lambda a, b: np.matmul(a, b, axes=[(-1, -2), (0, 1), (-1, 0)]),
-         name="np.matmul(axes, complex)"),
     # the numpy.linalg spellings
     Spec(OUTER, [((3,), (2,)), ((1,), (3,))]),
     Spec(OUTER, [((3,), (2,))], domain="complex", name="np.linalg.outer(complex)"),
@@ -150,6 +144,12 @@ def test_gufunc_axes_keywords_pass_numpys_errors_on():
         pb.grad(lambda x: np.sum(np.vecdot(x, x, axis=0, axes=[(0,), (0,)])))(x)
     with pytest.raises(ValueError, match="core dimension"):
         pb.grad(lambda x: np.sum(np.vecdot(x, x[:2], axis=0)))(x)
+
+
+def test_matmul_axes_is_refused_with_the_advice_to_move_the_axes():
+    a = np.ones((3, 4, 2))
+    with pytest.raises(TypeError, match=r"np\.matmul on a tracked value .*'axes'.*np\.moveaxis"):
+        pb.grad(lambda a: np.sum(np.matmul(a, a, axes=[(0, 1), (1, 0), (0, 1)])))(a)
 
 
 @needs_numpy2
