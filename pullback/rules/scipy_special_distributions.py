@@ -3,7 +3,8 @@
 ``chdtri``, ``fdtri``, ``gdtrix``, ``stdtrit``, ``bdtri``, ``nbdtri``, ``pdtri``), the
 noncentral t distribution function ``nctdtr``, the Kolmogorov-Smirnov functions
 ``kolmogorov``, ``kolmogi``, ``smirnov`` and ``smirnovi``, the scaled Bessel functions
-``k0e`` and ``k1e``, and ``ellipkm1``.
+``k0e`` and ``k1e``, ``ellipkm1``, and the private ufuncs under scipy.stats' binomial and
+negative binomial distributions (``_binom_pmf``, ``_binom_cdf``, ``_nbinom_pmf`` ...).
 
 A complement is 1 - the distribution function: its derivatives are the negated ones. An
 inverse, by the inverse function theorem, has dx/dy = 1 / (dy/dx) at x = ans. As for the
@@ -74,6 +75,20 @@ _row(special.bdtrc, None, None, lambda ans, k, n, p: -_bdtr_dp(ans, k, n, p))
 _row(special.nbdtrc, None, None,
             lambda ans, k, n, p: -_beta_density(n, np.floor(k) + 1, p))
 _row(special.pdtrc, None, lambda ans, k, m: _gamma_density(np.floor(k) + 1, m))
+
+# the private ufuncs of scipy.stats' binomial and negative binomial distributions
+# (binom.pmf, binom.cdf, nbinom.pmf ...), in p and in the negative binomial's n
+_row(_ufuncs._binom_pmf, None, None,
+     lambda ans, k, n, p: ans * (k / p - (n - k) / (1 - p)))
+_row(_ufuncs._binom_cdf, None, None, _bdtr_dp)
+_row(_ufuncs._binom_sf, None, None, lambda ans, k, n, p: -_bdtr_dp(ans, k, n, p))
+_row(_ufuncs._nbinom_pmf, None,
+     lambda ans, k, n, p: ans * (special.digamma(k + n) - special.digamma(n) + np.log(p)),
+     lambda ans, k, n, p: ans * (n / p - k / (1 - p)))
+_row(_ufuncs._nbinom_cdf, None, NO_SHAPE,
+     lambda ans, k, n, p: _beta_density(n, np.floor(k) + 1, p))
+_row(_ufuncs._nbinom_sf, None, NO_SHAPE,
+     lambda ans, k, n, p: -_beta_density(n, np.floor(k) + 1, p))
 
 # ---------------------------------------------------------------------------- inverses
 

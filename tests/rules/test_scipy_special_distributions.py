@@ -1,8 +1,11 @@
 """scipy.special's complements and inverses of the distribution functions, nctdtr, the
 Kolmogorov-Smirnov functions, k0e, k1e and ellipkm1 (rules/scipy_special_distributions.py)."""
 
+import numpy as np
 import pytest
+import scipy.stats as st
 from scipy import special
+from scipy.special import _ufuncs
 
 import pullback as pb
 
@@ -63,6 +66,16 @@ SPECS = [
          why=ONCE, call=lambda d, n: special.smirnov(n, d)),
     Spec(special.smirnovi, UNARY, domain=PROB, kwargs={"n": [3, 10]}, order=1, why=ONCE,
          call=lambda p, n: special.smirnovi(n, p)),
+    # scipy.stats' binomial and negative binomial, through their private ufuncs
+    *[Spec(getattr(_ufuncs, f"_binom_{m}"), UNARY, domain=PROB,
+           call=lambda p, m=m: getattr(st.binom, m)(np.array([0.0, 3.0, 7.0]), 10, p),
+           name=f"scipy.stats.binom.{m}") for m in ("pmf", "cdf", "sf")],
+    Spec(_ufuncs._nbinom_pmf, [((), ()), ((3,), ())], domain=(POS, PROB),
+         call=lambda n, p: st.nbinom.pmf(np.array([0.0, 2.0, 5.0]), n, p),
+         name="scipy.stats.nbinom.pmf"),
+    *[Spec(getattr(_ufuncs, f"_nbinom_{m}"), UNARY, domain=PROB,
+           call=lambda p, m=m: getattr(st.nbinom, m)(np.array([0.0, 2.0, 5.0]), 3.5, p),
+           name=f"scipy.stats.nbinom.{m}") for m in ("cdf", "sf")],
     Spec(special.k0e, UNARY, domain=POS),
     Spec(special.k1e, UNARY, domain=POS),
     Spec(special.ellipkm1, UNARY, domain=_between(0.05, 0.95)),

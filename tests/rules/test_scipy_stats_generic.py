@@ -32,26 +32,27 @@ DENSITY = {
     "halfgennorm", "halflogistic", "halfnorm", "hypergeom", "hypsecant", "invgamma", "invgauss",
     "invweibull", "jf_skew_t", "johnsonsb", "johnsonsu", "kappa3", "kappa4", "laplace",
     "laplace_asymmetric", "levy", "levy_l", "loggamma", "logistic", "loglaplace", "lognorm",
-    "logser", "loguniform", "lomax", "maxwell", "mielke", "moyal", "nakagami", "ncx2", "nbinom",
-    "nhypergeom", "norm", "pareto", "pearson3", "planck", "poisson", "powerlaw", "powerlognorm",
-    "powernorm", "randint", "rayleigh", "rdist", "recipinvgauss", "reciprocal", "rel_breitwigner",
-    "rice", "semicircular", "skellam", "skewcauchy", "skewnorm", "t", "trapezoid", "triang",
-    "truncexpon", "truncnorm", "truncpareto", "truncweibull_min", "uniform", "vonmises",
-    "vonmises_line", "wald", "weibull_max", "weibull_min", "wrapcauchy", "yulesimon",
+    "logser", "loguniform", "lomax", "maxwell", "mielke", "moyal", "nakagami", "nbinom", "ncx2",
+    "nhypergeom", "norm", "norminvgauss", "pareto", "pearson3", "planck", "poisson", "powerlaw",
+    "powerlognorm", "powernorm", "randint", "rayleigh", "rdist", "recipinvgauss", "reciprocal",
+    "rel_breitwigner", "rice", "semicircular", "skellam", "skewcauchy", "skewnorm", "t",
+    "trapezoid", "triang", "truncexpon", "truncnorm", "truncpareto", "truncweibull_min", "uniform",
+    "vonmises", "vonmises_line", "wald", "weibull_max", "weibull_min", "wrapcauchy", "yulesimon",
 }
 CDF = {
-    "alpha", "anglit", "arcsine", "argus", "boltzmann", "bradford", "burr", "burr12", "cauchy",
-    "chi", "chi2", "crystalball", "dlaplace", "dpareto_lognorm", "dweibull", "erlang", "expon",
-    "exponnorm", "exponpow", "exponweib", "f", "fatiguelife", "fisk", "foldcauchy", "foldnorm",
-    "genexpon", "genextreme", "genhalflogistic", "genlogistic", "genpareto", "geom", "gibrat",
-    "gompertz", "gumbel_l", "gumbel_r", "halfcauchy", "halflogistic", "halfnorm", "hypergeom",
-    "hypsecant", "invgauss", "invweibull", "jf_skew_t", "johnsonsb", "johnsonsu", "kappa3",
-    "kappa4", "laplace", "laplace_asymmetric", "levy", "levy_l", "logistic", "loglaplace",
-    "lognorm", "loguniform", "lomax", "maxwell", "mielke", "moyal", "nhypergeom", "norm",
-    "pareto", "planck", "poisson", "powerlaw", "powerlognorm", "powernorm", "randint", "rayleigh",
-    "recipinvgauss", "reciprocal", "rel_breitwigner", "semicircular", "skellam", "skewcauchy",
-    "trapezoid", "triang", "truncexpon", "truncnorm", "truncpareto", "truncweibull_min",
-    "uniform", "wald", "weibull_max", "weibull_min", "wrapcauchy", "yulesimon",
+    "alpha", "anglit", "arcsine", "argus", "bernoulli", "betaprime", "binom", "boltzmann",
+    "bradford", "burr", "burr12", "cauchy", "chi", "chi2", "crystalball", "dlaplace",
+    "dpareto_lognorm", "dweibull", "erlang", "expon", "exponnorm", "exponpow", "exponweib", "f",
+    "fatiguelife", "fisk", "foldcauchy", "foldnorm", "genexpon", "genextreme", "genhalflogistic",
+    "genlogistic", "genpareto", "geom", "gibrat", "gompertz", "gumbel_l", "gumbel_r", "halfcauchy",
+    "halflogistic", "halfnorm", "hypergeom", "hypsecant", "invgauss", "invweibull", "jf_skew_t",
+    "johnsonsb", "johnsonsu", "kappa3", "kappa4", "laplace", "laplace_asymmetric", "levy",
+    "levy_l", "logistic", "loglaplace", "lognorm", "loguniform", "lomax", "maxwell", "mielke",
+    "moyal", "nhypergeom", "norm", "pareto", "planck", "poisson", "powerlaw", "powerlognorm",
+    "powernorm", "randint", "rayleigh", "recipinvgauss", "reciprocal", "rel_breitwigner",
+    "semicircular", "skellam", "skewcauchy", "trapezoid", "triang", "truncexpon", "truncnorm",
+    "truncpareto", "truncweibull_min", "uniform", "wald", "weibull_max", "weibull_min",
+    "wrapcauchy", "yulesimon",
 }
 # the others, and why: a compiled function without a rule (refused by name), or a Python
 # loop over floats (float() refused), or code NumPy's own machinery rejects
@@ -69,7 +70,6 @@ REFUSED = {
     "nchypergeom_fisher": "a Python loop over int(n) of its parameters",
     "nchypergeom_wallenius": "a Python loop over int(n) of its parameters",
     "nct": "_nct_pdf, compiled, has no rule",
-    "norminvgauss": "scipy.special.k1e has no rule",
     "studentized_range": "integrates with np.frompyfunc over object arrays",
     "tukeylambda": "scipy.special.tklmbda has no rule",
     "zipf": "the Hurwitz zeta function's derivative in its exponent has no closed form",
@@ -78,12 +78,8 @@ REFUSED = {
 
 # methods of the families above that do not differentiate, and why
 METHODS_REFUSED = {
-    **{(name, "pmf"): f"_{name}_pmf, compiled, has no rule (logpmf differentiates)"
-       for name in ("binom", "nbinom")},
-    ("bernoulli", "pmf"): "_binom_pmf, compiled, has no rule (logpmf differentiates)",
+    ("ncx2", "pdf"): "_ncx2_pdf, compiled, has no rule (logpdf differentiates)",
     **{("dpareto_lognorm", m): "_log1mexp, compiled, has no rule" for m in ("sf", "logsf")},
-    **{("f", m): "scipy.special.fdtrc has no rule" for m in ("sf", "logcdf", "logsf")},
-    **{("jf_skew_t", m): "scipy.special.betaincc has no rule" for m in ("sf", "logcdf", "logsf")},
     # SciPy's generic logcdf and logsf switch tails at the median, ppf(0.5), which these
     # families find by root finding on plain floats
     **{(name, m): "the median, by SciPy's root finder" for m in ("logcdf", "logsf")
