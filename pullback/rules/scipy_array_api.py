@@ -115,6 +115,8 @@ def at_op_impl(self, at_op, in_place_op, out_of_place_op, y, /, copy=None, xp=No
             "drop its gradient: make x tracked too, or let at() return a new array (copy="
             "None)")
     op = _UPDATES[at_op.value]
+    if not isinstance(x, Tracked):  # (the update is a new array: x stays as it was)
+        x = np.array(x, copy=True)
     value = y if op is None else op(x[idx], y)
     return index_update(x, idx, value)
 

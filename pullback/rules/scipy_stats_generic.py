@@ -16,8 +16,8 @@ scale and x wherever its private methods are NumPy code and functions with rules
 the support the derivatives are 0, the value being constant there.
 
 A discrete family is piecewise constant in its variate k and in loc: it differentiates in
-its shape parameters, and a tracked k or loc is refused (NoRuleError), as for the Poisson
-distribution's rules; its quantiles (ppf, isf), integers, are constants. A continuous
+its shape parameters; differentiating with respect to k or loc raises NoRuleError, as for
+the Poisson distribution's rules; its quantiles (ppf, isf), integers, are constants. A continuous
 family without a quantile function of its own (``_ppf``/``_isf`` SciPy's generic root
 finding) is refused by name: the root finder runs on plain floats.
 """
@@ -27,7 +27,17 @@ import scipy.stats as st
 from scipy.stats import _continuous_distns
 from scipy.stats import _distn_infrastructure as infra
 
-from ..extend import NoRuleError, Tracked, composite, nondifferentiable, plain, shape_of
+from ..extend import (
+    NoRuleError,
+    Tracked,
+    composite,
+    nondifferentiable,
+    not_implemented,
+    plain,
+    primitive,
+    rrule,
+    shape_of,
+)
 from ._util import intercept
 from .scipy_array_api import intercept_lazyselect
 
@@ -179,29 +189,44 @@ CONTINUOUS = {
 
 # ---------------------------------------------------------------------------- discrete
 
-def _discrete_args(self, k, args, kwds, method):
+NO_DISCRETE_VARIATE = not_implemented(
+    "the variate k or loc of a discrete scipy.stats distribution: its methods are piecewise "
+    "constant in them (pass them as plain values, pb.stop_gradient)")
+
+
+@primitive
+def discrete_variate(k):
+    """``k``, the variate (or ``loc``) of a discrete distribution, unchanged: differentiating
+    with respect to it raises NoRuleError."""
+    return k
+
+
+@rrule(discrete_variate)
+def discrete_variate_rule(k):
+    def discrete_variate_pullback(g):
+        return (NO_DISCRETE_VARIATE,)
+
+    return k, discrete_variate_pullback
+
+
+def _discrete_args(self, k, args, kwds):
     k, shapes, loc, _ = _args(self, k, args, kwds, discrete=True)
-    for what, value in (("k", k), ("loc", loc)):
-        if isinstance(value, Tracked):
-            raise NoRuleError(
-                f"pullback: scipy.stats.{self.name}.{method} is not differentiable with "
-                f"respect to {what}: the distribution is discrete, piecewise constant in "
-                f"its variate and loc. Pass {what} as a plain value (pb.stop_gradient)")
-    return np.asarray(k) - loc, shapes
+    k = discrete_variate(k) - discrete_variate(loc)
+    return k, plain(k), shapes
 
 
 def _mass(log):
     def mass_impl(self, k, *args, **kwds):
-        k, shapes = _discrete_args(self, k, args, kwds, "logpmf" if log else "pmf")
+        k, kp, shapes = _discrete_args(self, k, args, kwds)
         plain_shapes = [plain(s) for s in shapes]
         a, b = self._get_support(*plain_shapes)
         cond0 = _mask_of(self._argcheck(*plain_shapes))
-        cond0, k = np.broadcast_arrays(cond0, k)
-        cond = cond0 & (k >= a) & (k <= b)
+        cond0, kp = np.broadcast_arrays(cond0, np.asarray(kp))
+        cond = cond0 & (kp >= a) & (kp <= b)
         if not isinstance(self, infra.rv_sample):
-            cond = cond & _mask_of(self._nonzero(k, *plain_shapes))
+            cond = cond & _mask_of(self._nonzero(kp, *plain_shapes))
         output = np.full(cond.shape, -np.inf if log else 0.0)
-        output = np.where(~cond0 | np.isnan(k), self.badvalue, output)
+        output = np.where(~cond0 | np.isnan(kp), self.badvalue, output)
         if np.any(cond):
             good = _reduced(cond, k, *shapes)
             value = self._logpmf(*good) if log else np.clip(self._pmf(*good), 0, 1)
@@ -214,16 +239,16 @@ def _mass(log):
 
 def _discrete_tail(name, log, survival):
     def discrete_tail_impl(self, k, *args, **kwds):
-        k, shapes = _discrete_args(self, k, args, kwds, name.lstrip("_"))
+        k, kp, shapes = _discrete_args(self, k, args, kwds)
         plain_shapes = [plain(s) for s in shapes]
         a, b = self._get_support(*plain_shapes)
         cond0 = _mask_of(self._argcheck(*plain_shapes))
-        cond0, k = np.broadcast_arrays(cond0, k)
-        cond = cond0 & (k >= a) & (k < b) & np.isfinite(k)
-        beyond = ((k < a) | np.isneginf(k)) if survival else (k >= b)
+        cond0, kp = np.broadcast_arrays(cond0, np.asarray(kp))
+        cond = cond0 & (kp >= a) & (kp < b) & np.isfinite(kp)
+        beyond = ((kp < a) | np.isneginf(kp)) if survival else (kp >= b)
         output = np.full(cond.shape, -np.inf if log else 0.0)
         output = np.where(beyond, 0.0 if log else 1.0, output)
-        output = np.where(~cond0 | np.isnan(k), self.badvalue, output)
+        output = np.where(~cond0 | np.isnan(kp), self.badvalue, output)
         if np.any(cond):
             good = _reduced(cond, k, *shapes)
             value = getattr(self, name)(*good)

@@ -10,7 +10,7 @@ from scipy.stats._distr_params import distcont, distdiscrete
 
 import pullback as pb
 from pullback.rules.scipy_stats import FAMILIES as OWN_RULES
-from pullback.rules.scipy_stats_generic import DISCRETE_QUANTILES, GENERIC
+from pullback.rules.scipy_stats_generic import DISCRETE_QUANTILES, GENERIC, discrete_variate
 
 from .spec import Args, Spec
 
@@ -180,8 +180,9 @@ def test_the_quantile_by_root_finding_is_refused_by_name():
 
 
 def test_a_discrete_variate_or_loc_is_refused():
-    for f in (lambda k: st.binom.logpmf(k, 10, 0.3), lambda loc: st.nbinom.cdf(3, 5, 0.4, loc)):
-        with pytest.raises(pb.NoRuleError, match="discrete, piecewise constant"):
+    # (geom's private methods use k as it is; binom's round it down first: a derivative 0)
+    for f in (lambda k: st.geom.logpmf(k, 0.3), lambda loc: st.geom.logpmf(3, 0.4, loc)):
+        with pytest.raises(pb.NoRuleError, match="discrete scipy.stats distribution"):
             pb.grad(f)(2.0)
 
 
@@ -221,4 +222,11 @@ def test_invalid_parameters_give_scipys_nan_and_no_gradient():
     assert ct[0] == 0 and np.isfinite(ct[1])
 
 
-SPECS = _rows() + _quantile_rows()
+# discrete_variate carries k and loc of a discrete family into its private methods: its
+# rule refuses their derivative (test_a_discrete_variate_or_loc_is_refused); the row
+# checks that it leaves the value and the derivatives in the shape parameters alone
+SPECS = _rows() + _quantile_rows() + [
+    Spec(discrete_variate, [(), (3,)], domain=_near(0.3),
+         call=lambda p: discrete_variate(np.array(2.0)) * st.binom.logpmf(3, 10, p),
+         name="discrete_variate(k) with binom.logpmf"),
+]
