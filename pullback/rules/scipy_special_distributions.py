@@ -3,7 +3,9 @@
 ``chdtri``, ``fdtri``, ``gdtrix``, ``stdtrit``, ``bdtri``, ``nbdtri``, ``pdtri``), the
 noncentral t distribution function ``nctdtr``, the Kolmogorov-Smirnov functions
 ``kolmogorov``, ``kolmogi``, ``smirnov`` and ``smirnovi``, the scaled Bessel functions
-``k0e`` and ``k1e``, ``ellipkm1``, and the private ufuncs under scipy.stats' binomial and
+``k0e`` and ``k1e``, ``ellipkm1``, the normal distribution's parameter inverses
+``nrdtrimn`` and ``nrdtrisd``, ``gdtria`` (the gamma rate), Tukey's lambda ``tklmbda`` and
+the noncentral chi-square ``chndtr`` in x, and the private ufuncs under scipy.stats' binomial and
 negative binomial distributions (``_binom_pmf``, ``_binom_cdf``, ``_nbinom_pmf`` ...).
 
 A complement is 1 - the distribution function: its derivatives are the negated ones. An
@@ -25,6 +27,8 @@ from scipy.special import _ufuncs
 
 from ..extend import composite, elementwise, not_implemented, rrule
 from ..registry import NotImplementedCotangent
+from ._util import conj_if_complex
+from .scipy_special import SQRT_2PI
 from .scipy_special_integrals import (
     NO_DF,
     NO_SHAPE,
@@ -38,7 +42,7 @@ from .scipy_special_integrals import (
 def _row(func, *partials):
     """``elementwise``'s table row, where a partial may be a ``not_implemented`` reason
     (a shape parameter's): an ``rrule`` whose pullback multiplies the cotangent by each
-    local derivative."""
+    local derivative (conjugated, for a complex one)."""
     if not any(isinstance(d, NotImplementedCotangent) for d in partials):
         return elementwise(func, *partials, singular=True)
 
@@ -47,7 +51,7 @@ def _row(func, *partials):
 
         def row_pullback(g):
             return tuple(d if d is None or isinstance(d, NotImplementedCotangent)
-                         else g * d(ans, *args) for d in partials)
+                         else g * conj_if_complex(d(ans, *args)) for d in partials)
 
         row_pullback.__name__ = row_pullback.__qualname__ = f"{func.__name__}_pullback"
         return ans, row_pullback
@@ -106,6 +110,33 @@ _row(special.nbdtri, None, None,
             lambda ans, k, n, y: 1 / _beta_density(n, np.floor(k) + 1, ans))
 _row(special.pdtri, None,
             lambda ans, k, y: -1 / _gamma_density(np.floor(k) + 1, ans))
+
+# the normal distribution's parameters: x = mn + std ndtri(p)
+_row(special.nrdtrimn, lambda ans, p, std, x: -std * SQRT_2PI * np.exp(special.ndtri(p) ** 2 / 2),
+     lambda ans, p, std, x: -special.ndtri(p), lambda ans, p, std, x: np.ones_like(x))
+_row(special.nrdtrisd,
+     lambda ans, mn, p, x: -1 / special.ndtri(p),
+     lambda ans, mn, p, x: -ans / special.ndtri(p) * SQRT_2PI * np.exp(special.ndtri(p) ** 2 / 2),
+     lambda ans, mn, p, x: 1 / special.ndtri(p))
+# gdtr(a, b, x) = gammainc(b, a x) = p: the rate a = gammaincinv(b, p) / x
+_row(special.gdtria, lambda ans, p, b, x: 1 / (x * _gamma_density(b, ans * x)), NO_SHAPE,
+     lambda ans, p, b, x: -ans / x)
+# Tukey's lambda: x = Q(F) = (F^l - (1 - F)^l) / l, so dF/dx = 1 / Q'(F)
+_row(special.tklmbda, lambda ans, x, lmbda: 1 / (ans ** (lmbda - 1) + (1 - ans) ** (lmbda - 1)),
+     not_implemented("the shape lambda of Tukey's lambda distribution function: its "
+                     "derivative has no closed form"))
+
+
+def _ncx2_density(x, df, nc):
+    """The noncentral chi-square density, with I_v(z) = ive(v, z) e^z."""
+    root = np.sqrt(nc * x)
+    return 0.5 * np.exp(-(x + nc) / 2 + root) * (x / nc) ** (df / 4 - 0.5) * special.ive(
+        df / 2 - 1, root)
+
+
+_row(special.chndtr, lambda ans, x, df, nc: _ncx2_density(x, df, nc), NO_DF,
+     not_implemented("the noncentrality of the noncentral chi-square distribution "
+                     "function: its derivative has no closed form"))
 
 # ---------------------------------------------------------------------------- noncentral t
 

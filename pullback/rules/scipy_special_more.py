@@ -1,7 +1,9 @@
 """scipy.special's orthogonal polynomials evaluated at x (``eval_legendre``,
-``eval_chebyt`` ... ``eval_jacobi``) and the Hankel functions (``hankel1``, ``hankel2``
-and their scaled forms), in x (z): their derivatives are polynomials (Hankel functions) of
-the same families, so they differentiate to every order.
+``eval_chebyt`` ... ``eval_jacobi``), the associated Legendre function ``lpmv``, the
+Hankel functions (``hankel1``, ``hankel2`` and their scaled forms), and the confluent
+hypergeometric ``hyp0f1`` and ``hyperu`` and Wright's ``wright_bessel`` and
+``log_wright_bessel``, in x (z): their derivatives are functions of the same families, so
+they differentiate to every order.
 
 The degree n is a constant (a count), and so are the parameters alpha and beta of the
 Gegenbauer, generalized Laguerre and Jacobi polynomials: their derivatives in them have
@@ -15,12 +17,18 @@ those of the other Bessel functions (scipy_special.py).
     (DLMF 18.9.19, 18.9.21, 18.9.23, 18.9.25, 18.9.26), and the shifted ones by the chain
     rule: chebyc(n, x) = 2 T_n(x / 2), chebys(n, x) = U_n(x / 2), sh_*(n, x) = *(n, 2 x - 1).
     H_v' = (H_(v-1) - H_(v+1)) / 2 (DLMF 10.6.1); hankel1e = e^(-iz) H1, hankel2e = e^(iz) H2.
+    0F1(; v; z)' = 0F1(; v + 1; z) / v,  U(a, b, x)' = -a U(a + 1, b + 1, x) (DLMF 13.3.22),
+    Phi(a, b; x)' = Phi(a, a + b; x) (term by term), and (1 - x^2) P_v^m' = (v + m) P_(v-1)^m
+    - v x P_v^m (DLMF 14.10.5).
+Their other parameters have no derivative in closed form (a tracked one raises
+NoRuleError).
 """
 
 import numpy as np
 from scipy import special
 
 from ..extend import not_implemented, plain, rrule
+from .scipy_special_distributions import _row
 
 NO_POLYNOMIAL_PARAMETER = not_implemented(
     "a parameter alpha or beta of an orthogonal polynomial: its derivative has no closed "
@@ -104,3 +112,18 @@ _hankel(special.hankel1, 0)
 _hankel(special.hankel2, 0)
 _hankel(special.hankel1e, -1j)
 _hankel(special.hankel2e, 1j)
+
+# ---------------------------------------------------------------------------- hypergeometric
+
+NO_PARAMETER = not_implemented("a parameter (order or index) of this function: its "
+                               "derivative has no closed form in scipy.special")
+
+_row(special.hyp0f1, NO_PARAMETER, lambda ans, v, z: special.hyp0f1(v + 1, z) / v)
+_row(special.hyperu, NO_PARAMETER, NO_PARAMETER,
+     lambda ans, a, b, x: -a * special.hyperu(a + 1, b + 1, x))
+_row(special.wright_bessel, NO_PARAMETER, NO_PARAMETER,
+     lambda ans, a, b, x: special.wright_bessel(a, a + b, x))
+_row(special.log_wright_bessel, NO_PARAMETER, NO_PARAMETER,
+     lambda ans, a, b, x: np.exp(special.log_wright_bessel(a, a + b, x) - ans))
+_row(special.lpmv, None, NO_PARAMETER,
+     lambda ans, m, v, x: ((v + m) * special.lpmv(m, v - 1, x) - v * x * ans) / (1 - x * x))

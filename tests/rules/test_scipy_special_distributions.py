@@ -94,3 +94,17 @@ def test_shape_parameters_have_no_closed_form(f):
 def test_kolmogorov_differentiates_once_and_says_why_not_twice():
     with pytest.raises(pb.NoRuleError, match="_kolmogp"):
         pb.hessian(special.kolmogorov)(0.8)
+
+
+SPECS += [
+    Spec(special.nrdtrimn, [((), (), ()), ((3,), (), (3,))], domain=(PROB, POS, "real")),
+    Spec(special.nrdtrisd, [((), (), ()), ((3,), (3,), ())],
+         domain=("real", _between(0.6, 0.9), _between(2.0, 3.0))),
+    Spec(special.gdtria, [((), ()), ((3,), (3,))], domain=(PROB, POS), kwargs={"b": [0.5, 2.0]},
+         call=lambda p, x, b: special.gdtria(p, b, x)),
+    Spec(special.tklmbda, UNARY, domain="real", kwargs={"lmbda": [-0.5, 0.0, 0.14, 1.5]},
+         call=lambda x, lmbda: special.tklmbda(x, lmbda) if lmbda <= 0 else
+         special.tklmbda(np.tanh(x) / lmbda, lmbda)),
+    Spec(special.chndtr, UNARY, domain=POS, kwargs={"df": [2.0, 5.5], "nc": [0.5, 3.0]},
+         call=lambda x, df, nc: special.chndtr(x, df, nc)),
+]

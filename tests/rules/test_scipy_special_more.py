@@ -55,3 +55,21 @@ SPECS = [
 def test_a_polynomial_parameter_has_no_rule():
     with pytest.raises(pb.NoRuleError, match="parameter alpha or beta"):
         pb.grad(lambda a: special.eval_gegenbauer(3, a, 0.3))(1.5)
+
+
+SPECS += [
+    Spec(special.hyp0f1, UNARY, domain=_between(-2.0, 3.0), kwargs={"v": [0.5, 2.5]},
+         call=lambda z, v: special.hyp0f1(v, z)),
+    Spec(special.hyp0f1, [()], domain="complex", call=lambda z: special.hyp0f1(1.5, z),
+         name="scipy.special.hyp0f1(complex)"),
+    Spec(special.hyperu, UNARY, domain=_between(0.3, 3.0), kwargs={"a": [0.5, 1.5], "b": [0.7]},
+         call=lambda x, a, b: special.hyperu(a, b, x)),
+    Spec(special.wright_bessel, UNARY, domain=_between(0.1, 3.0),
+         kwargs={"a": [0.5, 2.0], "b": [0.3, 1.0]},
+         call=lambda x, a, b: special.wright_bessel(a, b, x)),
+    Spec(special.log_wright_bessel, UNARY, domain=_between(0.1, 3.0),
+         kwargs={"a": [0.5, 2.0], "b": [0.3, 1.0]},
+         call=lambda x, a, b: special.log_wright_bessel(a, b, x)),
+    Spec(special.lpmv, UNARY, domain=UNIT, kwargs={"m": [0, 1, 2], "v": [2.0, 3.5]},
+         call=lambda x, m, v: special.lpmv(m, v, x)),
+]

@@ -71,7 +71,7 @@ REFUSED = {
     "nchypergeom_wallenius": "a Python loop over int(n) of its parameters",
     "nct": "_nct_pdf, compiled, has no rule",
     "studentized_range": "integrates with np.frompyfunc over object arrays",
-    "tukeylambda": "scipy.special.tklmbda has no rule",
+    "tukeylambda": "tklmbda's derivative in its shape lambda has no closed form",
     "zipf": "the Hurwitz zeta function's derivative in its exponent has no closed form",
     "zipfian": "_normalized_gen_harmonic, compiled, has no rule",
 }
