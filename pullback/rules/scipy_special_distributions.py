@@ -5,7 +5,8 @@ noncentral t distribution function ``nctdtr``, the Kolmogorov-Smirnov functions
 ``kolmogorov``, ``kolmogi``, ``smirnov`` and ``smirnovi``, the scaled Bessel functions
 ``k0e`` and ``k1e``, ``ellipkm1``, the normal distribution's parameter inverses
 ``nrdtrimn`` and ``nrdtrisd``, ``gdtria`` (the gamma rate), Tukey's lambda ``tklmbda`` and
-the noncentral chi-square ``chndtr`` in x, and the private ufuncs under scipy.stats' binomial and
+the noncentral chi-square ``chndtr`` in x and its inverse ``chndtrix``, the noncentral t
+inverse ``nctdtrit``, and the private ufuncs under scipy.stats' binomial and
 negative binomial distributions (``_binom_pmf``, ``_binom_cdf``, ``_nbinom_pmf`` ...).
 
 A complement is 1 - the distribution function: its derivatives are the negated ones. An
@@ -138,6 +139,10 @@ _row(special.chndtr, lambda ans, x, df, nc: _ncx2_density(x, df, nc), NO_DF,
      not_implemented("the noncentrality of the noncentral chi-square distribution "
                      "function: its derivative has no closed form"))
 
+_row(special.chndtrix, lambda ans, p, df, nc: 1 / _ncx2_density(ans, df, nc), NO_DF,
+     not_implemented("the noncentrality of the noncentral chi-square distribution "
+                     "function: its derivative has no closed form"))
+
 # ---------------------------------------------------------------------------- noncentral t
 
 NO_NONCENTRALITY = not_implemented("the noncentrality of the noncentral t distribution "
@@ -156,8 +161,9 @@ def _nct_density(df, nc, t):
     return np.exp(log_front) * (odd + even)
 
 
-_row(special.nctdtr, NO_DF, NO_NONCENTRALITY,
-            lambda ans, df, nc, t: _nct_density(df, nc, t))
+_row(special.nctdtr, NO_DF, NO_NONCENTRALITY, lambda ans, df, nc, t: _nct_density(df, nc, t))
+_row(special.nctdtrit, NO_DF, NO_NONCENTRALITY,
+     lambda ans, df, nc, p: 1 / _nct_density(df, nc, ans))
 
 # ---------------------------------------------------------------------------- Kolmogorov-Smirnov
 

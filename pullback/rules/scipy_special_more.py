@@ -21,13 +21,15 @@ those of the other Bessel functions (scipy_special.py).
     Phi(a, b; x)' = Phi(a, a + b; x) (term by term), and (1 - x^2) P_v^m' = (v + m) P_(v-1)^m
     - v x P_v^m (DLMF 14.10.5).
 Their other parameters have no derivative in closed form (a tracked one raises
-NoRuleError).
+NoRuleError). The Kelvin functions ber, bei, ker, kei and their derivatives berp ... keip
+differentiate by the Kelvin equation; jve and yve of a real argument are jv and yv (of a
+complex one, not holomorphic, they are refused).
 """
 
 import numpy as np
 from scipy import special
 
-from ..extend import not_implemented, plain, rrule
+from ..extend import NoRuleError, not_implemented, plain, rrule
 from .scipy_special_distributions import _row
 
 NO_POLYNOMIAL_PARAMETER = not_implemented(
@@ -127,3 +129,39 @@ _row(special.log_wright_bessel, NO_PARAMETER, NO_PARAMETER,
      lambda ans, a, b, x: np.exp(special.log_wright_bessel(a, a + b, x) - ans))
 _row(special.lpmv, None, NO_PARAMETER,
      lambda ans, m, v, x: ((v + m) * special.lpmv(m, v - 1, x) - v * x * ans) / (1 - x * x))
+
+# ---------------------------------------------------------------------------- Kelvin functions
+# w = ber + i bei (and ker + i kei) solve x^2 w'' + x w' - i x^2 w = 0 (DLMF 10.61), so
+# ber'' = -bei - ber' / x and bei'' = ber - bei' / x: the derivatives of berp ... keip
+
+_row(special.ber, lambda ans, x: special.berp(x))
+_row(special.bei, lambda ans, x: special.beip(x))
+_row(special.ker, lambda ans, x: special.kerp(x))
+_row(special.kei, lambda ans, x: special.keip(x))
+_row(special.berp, lambda ans, x: -special.bei(x) - ans / x)
+_row(special.beip, lambda ans, x: special.ber(x) - ans / x)
+_row(special.kerp, lambda ans, x: -special.kei(x) - ans / x)
+_row(special.keip, lambda ans, x: special.ker(x) - ans / x)
+
+# ---------------------------------------------------------------------------- scaled Bessel
+
+
+def _real_only(name, derivative):
+    """``derivative`` for a real argument; a complex one is refused by name (jve = jv
+    e^(-|Im z|) is not holomorphic)."""
+
+    def real_only(ans, v, z):
+        if np.iscomplexobj(plain(z)):
+            raise NoRuleError(
+                f"pullback: scipy.special.{name} of a complex z is not differentiable: the "
+                f"factor e^(-|Im z|) is not holomorphic (differentiate {name[:2]}v(v, z) * "
+                "np.exp(-np.abs(np.imag(z))) instead)")
+        return derivative(ans, v, z)
+
+    return real_only
+
+
+_row(special.jve, NO_PARAMETER, _real_only(
+    "jve", lambda ans, v, z: (special.jve(v - 1, z) - special.jve(v + 1, z)) / 2))
+_row(special.yve, NO_PARAMETER, _real_only(
+    "yve", lambda ans, v, z: (special.yve(v - 1, z) - special.yve(v + 1, z)) / 2))

@@ -108,3 +108,11 @@ SPECS += [
     Spec(special.chndtr, UNARY, domain=POS, kwargs={"df": [2.0, 5.5], "nc": [0.5, 3.0]},
          call=lambda x, df, nc: special.chndtr(x, df, nc)),
 ]
+
+
+SPECS += [
+    Spec(special.chndtrix, UNARY, domain=PROB, kwargs={"df": [2.0, 5.5], "nc": [0.5, 3.0]},
+         call=lambda p, df, nc: special.chndtrix(p, df, nc)),
+    Spec(special.nctdtrit, UNARY, domain=PROB, kwargs={"df": [1.5, 6.0], "nc": [-0.8, 1.3]},
+         call=lambda p, df, nc: special.nctdtrit(df, nc, p), rtol=1e-5),
+]

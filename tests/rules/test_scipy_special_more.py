@@ -1,6 +1,7 @@
 """scipy.special's orthogonal polynomials and Hankel functions
 (rules/scipy_special_more.py)."""
 
+import numpy as np
 import pytest
 from scipy import special
 
@@ -73,3 +74,17 @@ SPECS += [
     Spec(special.lpmv, UNARY, domain=UNIT, kwargs={"m": [0, 1, 2], "v": [2.0, 3.5]},
          call=lambda x, m, v: special.lpmv(m, v, x)),
 ]
+
+
+SPECS += [
+    *[Spec(func, UNARY, domain=_between(0.5, 4.0)) for func in (
+        special.ber, special.bei, special.ker, special.kei,
+        special.berp, special.beip, special.kerp, special.keip)],
+    *[Spec(func, UNARY, domain=_between(0.5, 4.0), kwargs={"v": [0.0, 1.5]},
+           call=lambda z, v, func=func: func(v, z)) for func in (special.jve, special.yve)],
+]
+
+
+def test_jve_of_a_complex_argument_is_refused():
+    with pytest.raises(pb.NoRuleError, match="not holomorphic"):
+        pb.grad(lambda z: np.real(special.jve(1.0, z * (1 + 1j))))(0.7)
