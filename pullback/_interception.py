@@ -452,11 +452,13 @@ SCIPY_RULES = {
     "scipy.fft": ("scipy_fft",),
     "scipy.integrate": ("scipy_integrate",),
     "scipy.linalg": ("scipy_linalg",),
-    "scipy.signal": ("scipy_signal",),
+    "scipy.signal": ("scipy_array_api", "scipy_signal"),
     "scipy.sparse": ("scipy_sparse",),
     "scipy.spatial.distance": ("scipy_spatial",),
-    "scipy.special": ("scipy_special", "scipy_special_integrals"),
-    "scipy.stats": ("scipy_stats", "scipy_stats_quantiles"),
+    "scipy.special": ("scipy_array_api", "scipy_special", "scipy_special_distributions",
+                      "scipy_special_integrals", "scipy_special_more"),
+    "scipy.stats": ("scipy_array_api", "scipy_stats", "scipy_stats_quantiles",
+                    "scipy_stats_generic"),
 }
 _pending: list = []  # SciPy modules imported whose rules are not loaded yet
 _loaded: set = set()

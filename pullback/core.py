@@ -224,6 +224,8 @@ def apply(func, args, kwargs):
             return writes.into_out(apply, func, args, kwargs)
         for v in kwargs.values():  # (a tuple of them too: np.histogram's range=(lo, hi))
             if isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0:
+                if rules.get(func).__class__ is Composite:  # its impl takes the keywords
+                    return rules[func].impl(*args, **kwargs)
                 if func not in nondiff:  # (np.savez(f, W=W): a nondiff's keywords stay)
                     args, kwargs = bind_positional(func, args, kwargs, Tracked)
                 break
@@ -375,14 +377,14 @@ def _ufunc_call(ufunc, inputs, kwargs):
         return writes.where(_ufunc_call, ufunc, inputs, kwargs)
     if "out" in kwargs:
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
-    if kwargs:
+    if kwargs and not (ufunc.signature and rules.get(ufunc).__class__ is Composite):  # axes=
         raise TypeError(
             f"pullback: {name_of(ufunc)} on a tracked value does not support the keyword(s) "
             f"{sorted(kwargs)}; apply the operation without them (cast with .astype, select "
             "with np.where" + (", move the core axes with np.moveaxis)" if ufunc.signature
                                else ")")
         )
-    return apply(ufunc, inputs, {})
+    return apply(ufunc, inputs, kwargs)
 
 
 def _ufunc_method(ufunc, method, inputs, kwargs):

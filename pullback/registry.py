@@ -250,6 +250,11 @@ def _original(func):
 primitive_bodies: dict = {}
 
 
+# how messages name a function whose own names say little (a SciPy helper deep in scipy._lib):
+# never written onto the function itself, which is SciPy's
+display_names: dict = {}
+
+
 def body_of(func: Any) -> Any:
     """The body of a primitive (``func`` itself for any other function)."""
     try:
@@ -700,6 +705,11 @@ def name_of(func: Any) -> str:
         return "indexing (x[...])"
     if func is astype:
         return "x.astype"
+    try:
+        if func in display_names:
+            return display_names[func]
+    except TypeError:  # (an unhashable callable)
+        pass
     mod: str = getattr(func, "__module__", "") or ""
     name: str = getattr(func, "__qualname__", "") or getattr(func, "__name__", repr(func))
     if mod.startswith("numpy"):

@@ -24,5 +24,6 @@ from . import (  # noqa: F401
     sorting,
     statistics,
     strided,
+    windows,
     writes,
 )

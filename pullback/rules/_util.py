@@ -14,7 +14,7 @@ from .._interception import (
 )
 from ..core import apply, top_level
 from ..extend import Tracked, is_complex, is_foreign, on_backend, plain, primitive, rrule, shape_of
-from ..registry import primitive_bodies
+from ..registry import is_primitive, primitive_bodies
 
 
 def as_array(x):
@@ -96,7 +96,7 @@ def intercept(owner, name, arguments=None):
     given positionally, so that the tracked arrays in it are seen)."""
     fn = original_of(getattr(owner, name))
     if isinstance(fn, types.FunctionType):
-        swap_code(fn, _primitive_call if arguments is None else _normalized(arguments))
+        swap_code(fn, _dispatch if arguments is None else _normalized(arguments))
         primitive_bodies[fn] = body_of_swapped(fn)
         return fn
     wrapped = primitive(fn)
@@ -111,9 +111,15 @@ def live(args, kwargs):
     return top >= 0 or finished
 
 
-def _primitive_call(func, body, args, kwargs):
-    """A swapped function's call: its rule on tracked values, else its own body."""
-    if live(args, kwargs):
+def _dispatch(func, body, args, kwargs):
+    """A swapped function's call: on tracked values, the rule of the method for the type of
+    its first argument (``intercept_method``), else the function's own rule; its own body
+    otherwise."""
+    if args:
+        replacement = _by_type.get((func, type(args[0])))
+        if replacement is not None and live(args[1:], kwargs):
+            return replacement(*args[1:], **kwargs)
+    if is_primitive(func) and live(args, kwargs):
         return apply(func, args, kwargs)
     return body(*args, **kwargs)
 
@@ -149,18 +155,10 @@ def intercept_method(instance, name, replacement):
     func = original_of(vars(klass)[name])
     unswap_attribute(instance, name)
     _by_type[(func, type(instance))] = replacement
-    swap_code(func, _method_call)
+    swap_code(func, _dispatch)
 
 
 _by_type: dict = {}  # (a class's function, an instance's type) -> the replacement
-
-
-def _method_call(func, body, args, kwargs):
-    if args:
-        replacement = _by_type.get((func, type(args[0])))
-        if replacement is not None and live(args[1:], kwargs):
-            return replacement(*args[1:], **kwargs)
-    return body(*args, **kwargs)
 
 
 def replace_when_tracked(owner, name, impl, applies=None):

@@ -9,9 +9,11 @@ to every order; unstack is linear (its transpose stacks the cotangents).
 
 vecdot and vecmat conjugate their first argument, as NumPy does: vecdot(x1, x2) is
 sum(conj(x1) * x2) over the last axis. vecdot, matvec and vecmat are ufuncs: on tracked
-values the engine refuses their ufunc keywords (axis=, axes=, dtype=, ...) with a
-TypeError (core.py), and records out= into a tracked array; np.linalg.vecdot(x1, x2,
-axis=k) is the vector product along another axis.
+values they take the gufunc's axis=, axes= and keepdims= (the core axes moved last and
+back), the engine records out= into a tracked array, and the other ufunc keywords
+(dtype=, ...) are refused with a TypeError; np.linalg.vecdot(x1, x2, axis=k) is the
+vector product along another axis. np.matmul's rule (linalg.py) is not a composite: its
+axes= is refused by the engine, with the advice to move the axes with np.moveaxis.
 
 Convention (the unique_* functions, as np.unique in rules/sorting.py): each unique value
 is a gather of the element where it first occurs, so its cotangent goes to that element
@@ -106,9 +108,44 @@ def linalg_cross_impl(x1, x2, /, *, axis=-1):
     return np.cross(x1, x2, axis=axis)
 
 
-_register(np, "vecdot", vecdot_impl)
-_register(np, "matvec", matvec_impl)
-_register(np, "vecmat", vecmat_impl)
+def _gufunc_keywords(name, impl, nin=2):
+    """``impl`` of a generalized ufunc, taking the gufunc's ``axes=``, ``axis=`` and
+    ``keepdims=``: each operand's core axes moved last with ``np.moveaxis``, ``impl`` on
+    them, and the output's core axes moved back (or the contracted axis kept as size 1).
+    The other ufunc keywords (dtype=, casting= ...) are refused."""
+
+    def gufunc_impl(*inputs, axes=None, axis=None, keepdims=False, **others):
+        if others:
+            raise TypeError(
+                f"pullback: {name} on a tracked value does not support the keyword(s) "
+                f"{sorted(others)}; apply the operation without them (cast with .astype)")
+        if axes is None and axis is None and not keepdims:
+            return impl(*inputs)
+        if axes is None:  # (NumPy refuses both, before dispatch)
+            axes = [(-1 if axis is None else axis,)] * nin
+        entries = [(a,) if isinstance(a, (int, np.integer)) else tuple(a) for a in axes]
+        moved = []
+        for x, core in zip(inputs, entries):
+            ndim = len(shape_of(x))
+            last = list(range(ndim - len(core), ndim))
+            moved.append(np.moveaxis(x, [int(a) % max(ndim, 1) for a in core], last))
+        out = impl(*moved)
+        core = entries[nin] if len(entries) > nin else ()
+        ndim = len(shape_of(out))
+        if core:
+            return np.moveaxis(out, list(range(ndim - len(core), ndim)),
+                               [int(a) % ndim for a in core])
+        if keepdims:
+            return np.expand_dims(out, int(entries[0][0]) % (ndim + 1))
+        return out
+
+    gufunc_impl.__name__ = gufunc_impl.__qualname__ = impl.__name__
+    return gufunc_impl
+
+
+_register(np, "vecdot", _gufunc_keywords("np.vecdot", vecdot_impl))
+_register(np, "matvec", _gufunc_keywords("np.matvec", matvec_impl))
+_register(np, "vecmat", _gufunc_keywords("np.vecmat", vecmat_impl))
 _register(np.linalg, "vecdot", linalg_vecdot_impl)
 _register(np.linalg, "outer", linalg_outer_impl)
 _register(np.linalg, "tensordot", linalg_tensordot_impl)

@@ -11,7 +11,8 @@ exponent. Integer counts (expn's n, the k and n of the binomial, negative binomi
 Poisson distributions) are constants.
 
 Not declared, for want of a closed form in scipy.special's functions: the Riemann zeta
-function zeta(x) and zetac (no derivative in x), kolmogorov and smirnov (series).
+function zeta(x) and zetac (no derivative in x). The complements and inverses of the
+distribution functions, kolmogorov and smirnov are in scipy_special_distributions.py.
 """
 
 import numpy as np

@@ -13,10 +13,10 @@ loc) / scale:
     d cdf / dx = pdf,   d cdf / dloc = -pdf,   d cdf / dscale = -z pdf,
     d sf = -d cdf (sf = 1 - cdf), and logcdf and logsf divide by the cdf and the sf.
 
-A row needs every argument in its place, so the method on the instance is a function with
-the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``, ``gamma.cdf(x, a,
-loc=0, scale=1)``, that hands all of them to the primitive positionally (the primitive is
-its ``__wrapped__``). The derivative of a cdf with respect to a shape parameter (gamma's
+A row needs every argument in its place, so a call of the method on tracked values goes to
+a function with the distribution's own signature, ``norm.logpdf(x, loc=0, scale=1)``,
+``gamma.cdf(x, a, loc=0, scale=1)``, that hands all of them to the primitive positionally
+(``primitive_of(norm.logpdf)``). The derivative of a cdf with respect to a shape parameter (gamma's
 ``a``, t's ``df`` ...) has no closed form in scipy.special: differentiating it raises
 NoRuleError (weibull_min's ``c`` and lognorm's ``s`` have one). The Poisson variate is
 discrete: no derivative with respect to k or loc. Outside the support every derivative is
