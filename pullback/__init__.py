@@ -41,7 +41,14 @@ from .rules.indexing import index_add
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import hessian, hvp, jacfwd, jacobian, jvp
-from .tree import tree_flatten, tree_map, tree_unflatten
+from .tree import (
+    ravel_pytree,
+    register_dataclass,
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_unflatten,
+)
 
 __version__ = "0.1.0"
 
@@ -54,5 +61,6 @@ __all__ = [
     "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "held_by", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",
+    "ravel_pytree", "register_pytree_node", "register_dataclass",
     "detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport",
 ]
