@@ -54,7 +54,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     Returns:
         A function of ``f``'s arguments returning ``(value, gradient)``, or
-        ``((value, aux), gradient)`` with ``has_aux=True``.
+            ``((value, aux), gradient)`` with ``has_aux=True``.
 
     >>> value, g = pb.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     >>> value, g
@@ -131,8 +131,8 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
 
     Returns:
         A function of ``f``'s arguments returning the gradient: plain arrays of the
-        arguments' shapes and dtypes (a tuple for a tuple of argnums; ``(grad, aux)`` with
-        ``has_aux=True``).
+            arguments' shapes and dtypes (a tuple for a tuple of argnums; ``(grad, aux)`` with
+            ``has_aux=True``).
 
     >>> pb.grad(lambda x: np.sum(np.sin(x)))(np.array([0.0, np.pi]))
     array([ 1., -1.])
@@ -180,7 +180,7 @@ def vjp(f: Callable[..., Any], *primals: Any,
 
     Returns:
         ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)``. ``vjp_fn`` takes a cotangent of
-        ``out``'s structure and shapes and returns a tuple with one cotangent per primal.
+            ``out``'s structure and shapes and returns a tuple with one cotangent per primal.
 
     >>> out, vjp_fn = pb.vjp(lambda x, y: x * y, np.ones(3), np.arange(3.0))
     >>> vjp_fn(np.ones(3))

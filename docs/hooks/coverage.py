@@ -16,6 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 
 MARKER = "<!-- coverage: generated -->"
+# indexing, writes, astype, and the primitives SciPy's and pullback's functions are made of
+OTHER = "Indexing, writes and internal primitives"
 SCIPY = ["scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal", "scipy.integrate",
          "scipy.spatial", "scipy.fft", "scipy.sparse"]
 FORMS = {
@@ -51,9 +53,11 @@ def _tables():
     by_space = defaultdict(list)
     for f, rule in registry.rules.items():
         name = pb.name_of(registry.public.get(f, f))
-        space = name.rsplit(".", 1)[0] if "." in name else "other"
-        if not space.startswith(("np", "scipy")):
-            space = "other"
+        space = name.rsplit(".", 1)[0] if "." in name else OTHER
+        if isinstance(getattr(np, space[3:], None), np.ufunc) and space.startswith("np."):
+            space = "np ufunc methods"  # np.add.reduce, np.maximum.accumulate, ...
+        elif not space.startswith(("np", "scipy")):
+            space = OTHER
         by_space[space].append((name, FORMS.get(type(rule).__name__, "rule")))
     constants = sorted(pb.name_of(f) for f in pb.registered_nondifferentiable())
     known = set(registry.rules) | set(registry.nondiff)
@@ -72,10 +76,11 @@ def _tables():
         f": **{total} functions with a rule**, **{len(constants)} declared "
         f"non-differentiable**, and {len(missing)} functions of `np`, `np.linalg` and "
         "`np.fft` with neither.", ""]
-    order = sorted(by_space, key=lambda s: (not s.startswith("np"), s == "other", s))
+    order = sorted(by_space, key=lambda s: (not s.startswith("np"), s == OTHER, s))
     for space in order:
         rows = sorted(set(by_space[space]))
-        out += [f"### `{space}` ({len(rows)})", "", "| function | rule |", "|---|---|"]
+        title = space if space == OTHER else f"`{space}`"
+        out += [f"### {title} ({len(rows)})", "", "| function | rule |", "|---|---|"]
         out += [f"| `{name}` | {form} |" for name, form in rows]
         out.append("")
     out += ["## Non-differentiable: outputs are constants", "",
