@@ -496,7 +496,9 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
              callback: Callable[..., Any] | None = None,
              options: dict[str, Any] | None = None) -> OptimizeResult:
     """``scipy.optimize.minimize`` with exact derivatives from pullback. It takes SciPy's
-    arguments and returns SciPy's ``OptimizeResult``.
+    arguments and returns SciPy's ``OptimizeResult``; ``method``, ``tol`` (the tolerance
+    for termination), ``options`` (the method's own settings, a dict such as
+    ``{"maxiter": 100}``) and ``callback`` are passed to SciPy as they are.
 
     - ``fun(x, *args)`` is plain NumPy code returning a real scalar; ``args`` pass through
       and are not differentiated.

@@ -41,6 +41,7 @@ class Param(Tracked):
     """A tracked leaf whose gradients accumulate in ``.grad`` (Tracker's ``param``); made
     by ``pb.param``.
 
+    Made by ``pb.param(x)``, which picks ``level``, the nesting level it is tracked at.
     Its array is ``.value`` (``.data``, ``.detach()`` and ``.numpy()`` give the same array,
     as PyTorch's spellings), its gradient ``.grad``, and ``.name`` the name given to
     ``pb.param`` (or None). A param pickles and deep-copies with its value and its
@@ -518,6 +519,16 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     even inside ``no_grad``, and nests as ``grad`` does: called inside another transform
     (``grad``, ``jacobian``, an outer ``gradient``), its result depends on that
     transform's inputs and on the params.
+
+    Args:
+        fn: a function of no arguments returning the scalar loss, computed from params.
+        params: the params to differentiate with respect to: a ``pb.Params`` or an
+            iterable of ``pb.param`` values.
+        losscheck: a NaN or infinite loss raises ``pb.LossError`` (naming the operation
+            that made it); ``False`` differentiates it anyway.
+
+    Returns:
+        A ``pb.Grads``: ``gs[W]`` is the gradient for ``W``, a plain array of its shape.
 
     >>> W = pb.param(np.array([1.0, -1.0]))
     >>> gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W])); gs[W]

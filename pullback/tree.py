@@ -291,8 +291,8 @@ def _leaves_by(spec, node, path, bare_singletons, found):
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure,
-    ``fn`` of the leaves in the same place (JAX's ``tree_map``). A dict's entries are
+    """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure
+    (``*rest``), ``fn`` of the leaves in the same place (JAX's ``tree_map``). A dict's entries are
     matched by key, so the same keys in another order are the same structure (as in JAX,
     which sorts them); the result has the first tree's order. Tuples, lists and
     OrderedDicts are matched by position: their types, lengths and keys must agree.
