@@ -498,7 +498,7 @@ def ravel_pytree(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
     """
     leaves, treedef = tree_flatten(tree)
     shapes = [_np.shape(x) for x in leaves]
-    dtypes = [getattr(x, "dtype", None) or _np.result_type(x) for x in leaves]
+    dtypes = [x.dtype if hasattr(x, "dtype") else _np.result_type(x) for x in leaves]
     sizes = [int(_np.prod(s, dtype=_np.int64)) for s in shapes]
     total = sum(sizes)
     if leaves:
