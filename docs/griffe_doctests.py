@@ -3,7 +3,8 @@
 pullback's docstrings are plain text with doctest examples; rendered as Markdown, a line
 starting with ``>>>`` would become a nested block quote. This extension wraps each run of
 doctest lines (a ``>>>`` line and every non-blank line after it) in a ``pycon`` code fence,
-so the examples render as highlighted Python sessions. The docstrings themselves stay as
+so the examples render as highlighted Python sessions; doctest's ``<BLANKLINE>`` marker
+shows as the blank line it stands for. The docstrings themselves stay as
 they are, and run unchanged as doctests.
 """
 
@@ -25,6 +26,8 @@ def fence_doctests(text):
         elif not in_fence and not in_example and stripped.startswith(">>>"):
             out += ["", "```pycon"]
             in_example = True
+        if in_example and stripped == "<BLANKLINE>":
+            line = ""
         out.append(line)
     if in_example:
         out.append("```")

@@ -42,7 +42,14 @@ from .rules.indexing import index_add
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import hessian, hvp, jacfwd, jacobian, jvp
-from .tree import tree_flatten, tree_map, tree_unflatten
+from .tree import (
+    ravel_pytree,
+    register_dataclass,
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_unflatten,
+)
 
 watch_scipy()  # SciPy's rules load when the program imports the SciPy module they cover
 
@@ -57,5 +64,15 @@ __all__ = [
     "registered_rules", "registered_nondifferentiable", "name_of",
     "check_grads", "held_by", "Tracked", "NoRuleError", "LossError", "NestedDifferentiationError",
     "tree_flatten", "tree_unflatten", "tree_map", "optim", "minimize",
+    "ravel_pytree", "register_pytree_node", "register_dataclass",
     "detect_anomaly", "graph", "Graph", "memory_report", "MemoryReport",
 ]
+
+# the public submodules (the others are the engine's and the rules' rooms)
+_PUBLIC_MODULES = ("api", "debug", "extend", "optim", "optimize", "testing", "tracker",
+                   "transforms", "tree")
+
+
+def __dir__():
+    """``dir(pb)``: the public names and the public submodules, no internal module."""
+    return sorted({*__all__, *_PUBLIC_MODULES, "__version__"})

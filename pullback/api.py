@@ -32,11 +32,29 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    losscheck: bool = True) -> Callable[..., tuple[Any, Any]]:
     """``f``'s value and its gradient with respect to ``argnums``, as plain arrays.
 
-    ``f`` must return a real scalar (or ``(scalar, aux)`` with ``has_aux=True``). Arguments
-    may be pytrees; the gradient has each argument's structure, shape and dtype. A NaN or
-    infinite value raises ``pb.LossError`` unless ``losscheck=False``. A loss over Dask
-    arrays is not computed: the value and the gradient come back as Dask arrays (one graph,
-    for ``dask.compute(value, grad)``), and the loss is checked when they are computed.
+    The gradient has each argument's structure, shape and dtype. A loss over Dask arrays
+    is not computed: the value and the gradient come back as Dask arrays (one graph, for
+    ``dask.compute(value, grad)``), and the loss is checked when they are computed.
+
+    Args:
+        f: the function, written with NumPy. It must return a real scalar (a float, a 0-d
+            array or a one-element array), or ``(scalar, aux)`` with ``has_aux=True``.
+        argnums: the position of the argument to differentiate with respect to, or a
+            tuple of positions (the gradient is then a tuple). Each argument may be a
+            pytree (nested tuples, lists, dicts, namedtuples, registered classes) of
+            floating-point or complex arrays and numbers; a list of numbers is a pytree
+            of scalars, so pass ``np.array(list)`` to differentiate it as one array.
+        has_aux: ``f`` returns ``(loss, aux)``; only the loss is differentiated, and
+            ``aux`` is handed back as it is (its tracked values made plain).
+        losscheck: check the loss before differentiating it. A NaN or infinite loss
+            raises ``pb.LossError``, naming the first operation (with its line) where a
+            non-finite value was born from finite inputs. ``losscheck=False``
+            differentiates it anyway, as autograd and JAX do (the gradient is then
+            usually NaN too).
+
+    Returns:
+        A function of ``f``'s arguments returning ``(value, gradient)``, or
+            ``((value, aux), gradient)`` with ``has_aux=True``.
 
     >>> value, g = pb.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     >>> value, g
@@ -93,13 +111,35 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
          losscheck: bool = True) -> Callable[..., Any]:
     """The gradient of scalar-valued ``f`` with respect to argument(s) ``argnums``.
 
-    Returns plain arrays of the arguments' shapes and dtypes (a tuple for a tuple of
-    argnums; ``(grad, aux)`` with ``has_aux=True``). Nest freely: ``pb.grad(pb.grad(f))``.
+    Nest freely: ``pb.grad(pb.grad(f))`` is a second derivative.
+
+    Args:
+        f: the function, written with NumPy. It must return a real scalar (a float, a 0-d
+            array or a one-element array), or ``(scalar, aux)`` with ``has_aux=True``.
+        argnums: the position of the argument to differentiate with respect to, or a
+            tuple of positions (the gradient is then a tuple). Each argument may be a
+            pytree (nested tuples, lists, dicts, namedtuples, registered classes) of
+            floating-point or complex arrays and numbers; a list of numbers is a pytree
+            of scalars, so pass ``np.array(list)`` to differentiate it as one array.
+        has_aux: ``f`` returns ``(loss, aux)``; only the loss is differentiated, and
+            ``aux`` is handed back as it is (its tracked values made plain).
+        losscheck: check the loss before differentiating it. A NaN or infinite loss
+            raises ``pb.LossError``, naming the first operation (with its line) where a
+            non-finite value was born from finite inputs. ``losscheck=False``
+            differentiates it anyway, as autograd and JAX do (the gradient is then
+            usually NaN too).
+
+    Returns:
+        A function of ``f``'s arguments returning the gradient: plain arrays of the
+            arguments' shapes and dtypes (a tuple for a tuple of argnums; ``(grad, aux)`` with
+            ``has_aux=True``).
 
     >>> pb.grad(lambda x: np.sum(np.sin(x)))(np.array([0.0, np.pi]))
     array([ 1., -1.])
     >>> pb.grad(pb.grad(lambda x: x ** 3))(2.0)
     np.float64(12.0)
+    >>> pb.grad(lambda x: x * np.inf, losscheck=False)(1.0)  # an infinite loss
+    np.float64(inf)
     """
     function_named(f, "pb.grad")
     return named_grad(f, argnums, has_aux, losscheck, "grad")
@@ -131,6 +171,16 @@ def vjp(f: Callable[..., Any], *primals: Any,
         has_aux: bool = False) -> tuple[Any, VJP] | tuple[Any, VJP, Any]:
     """``(out, vjp_fn)``: ``f(*primals)`` and its pullback ``vjp_fn(cotangent)``, which
     returns one cotangent per primal and may be called as often as you like.
+
+    Args:
+        f: the function, written with NumPy; it may return any pytree of arrays.
+        *primals: the arguments to call ``f`` with; each is differentiated.
+        has_aux: ``f`` returns ``(out, aux)``; ``aux`` is returned third, not
+            differentiated.
+
+    Returns:
+        ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)``. ``vjp_fn`` takes a cotangent of
+            ``out``'s structure and shapes and returns a tuple with one cotangent per primal.
 
     >>> out, vjp_fn = pb.vjp(lambda x, y: x * y, np.ones(3), np.arange(3.0))
     >>> vjp_fn(np.ones(3))
@@ -166,3 +216,7 @@ def _own(x):
     (``r -= y``) must not reach the graph."""
     x = strip(x)
     return x.copy() if x.__class__ is np.ndarray else x
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -658,6 +658,25 @@ def _lazy_seed(v, fname):
     return np.ones_like(v)
 
 
+def _list_of_numbers(inputs, argnums, f):
+    """Where a differentiated argument is a list (or tuple) of plain numbers, which is a
+    pytree of scalars, the sentence that names it and the fix (None where there is none):
+    NumPy's functions given that list see a list of tracked scalars, not an array."""
+    for i, (treedef, flat, _) in zip(argnums, inputs):
+        if treedef is None or treedef[0] not in (list, tuple) or any(
+                child is not None for child in treedef[1]) or not all(
+                isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+                for x in flat) or not flat:
+            continue
+        kind = treedef[0].__name__
+        return (f"pullback: argument {i} of {fname_of(f)} is a {kind} of {len(flat)} numbers, "
+                f"which is differentiated as a pytree (one scalar per entry, as JAX does), so "
+                f"NumPy's functions inside see a {kind} of tracked scalars; pass an array, "
+                f"np.array({kind == 'list' and '[...]' or '(...)'}), to differentiate it as one "
+                "array (its gradient is then an array)")
+    return None
+
+
 class Linearized:
     """One run of ``f`` with the arguments ``argnums`` boxed at a fresh level: ``out`` is
     what ``f`` returned, and ``pull`` sends cotangents back through the run."""
@@ -702,9 +721,13 @@ class Linearized:
         try:
             self.out = f(*args, **kwargs)
         except (TypeError, ValueError) as error:  # one that hid a refusal: say it
-            if (clear := refusals.swallowed(error)) is None:
-                raise
-            raise clear from error
+            if (clear := refusals.swallowed(error)) is not None:
+                raise clear from error
+            if (listed := _list_of_numbers(self.inputs, argnums, f)) is not None:
+                said = str(error)  # NumPy's own words stay; pullback's are replaced
+                raise type(error)(listed + ("" if said.startswith("pullback:") else
+                                            f" (the error inside: {said})")) from error
+            raise
         if writes.seen:  # a leaf written into holds its update; its first version is the leaf
             for _, _, boxes in self.inputs:
                 for k, box in enumerate(boxes):

@@ -587,7 +587,9 @@ def _saved(node) -> dict[int, np.ndarray]:
 class Graph:
     """The graph ``f`` recorded for one call, made by ``pb.graph(f)(*args)``: ``nodes``
     (inputs, then operations in the order they ran), ``to_dot()``, ``summary()``, and a
-    picture in Jupyter (``_repr_svg_``, through the ``graphviz`` package).
+    picture in Jupyter (``_repr_svg_``, through the ``graphviz`` package). ``name`` is
+    the function's name and ``outputs`` the nodes of its results, as ``pb.graph`` gives
+    them.
 
     >>> g = pb.graph(lambda x: np.sum(np.sin(x) * x))(np.ones(3))
     >>> [node.op for node in g.nodes]
@@ -800,7 +802,7 @@ class MemoryReport:
     """What the graph of one call keeps alive for its backward pass, made by
     ``pb.memory_report(f)(*args)``: ``total_bytes``, ``entries`` (one per node that keeps
     something: bytes, op, output shape, user line), largest first; ``print`` it for a
-    table.
+    table of the ``top`` largest entries.
 
     >>> rep = pb.memory_report(lambda x: np.sum(np.tanh(x)))(np.zeros(1000))
     >>> rep.total_bytes

@@ -7,7 +7,8 @@ from .core import state
 
 
 class no_grad:
-    """Record nothing inside: every result is a plain value (per thread). Also a decorator.
+    """Record nothing inside: every result is a plain value (per thread). Also a decorator:
+    ``@pb.no_grad`` or ``@pb.no_grad()`` on ``fn`` runs every call of ``fn`` inside it.
 
     >>> w = pb.param(np.zeros(2))
     >>> with pb.no_grad():

@@ -13,29 +13,39 @@ The optimizer keeps each param's buffers, keyed by the param itself.
 ``lr`` is a float or a schedule: a callable of the step count (the number of updates
 already made, starting at 0) returning a float. Params keep their dtype (float32 stays
 float32).
+
+Gradients are clipped before the step with ``clip_by_global_norm`` and ``clip_by_value``.
+An optimizer's state is saved with ``_np.savez``: the functional state is a pytree
+(``pb.tree_flatten(state)``), the Tracker face's comes from ``opt.state_dict(ps)`` and
+goes back with ``opt.load_state_dict(ps, saved)``.
 """
 
 from __future__ import annotations
 
-import collections
-import inspect
-import math
-import numbers
-import warnings
-from collections.abc import Callable, Iterable
+import collections as _collections
+import inspect as _inspect
+import math as _math
+import numbers as _numbers
+import warnings as _warnings
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-import numpy as np
+import numpy as _np
 
 from .core import Tracked, plain
-from .tracker import Grads, Param, _below, _step_of, check_live
+from .tracker import Grads, Param, Params, _below, _step_of, check_live
 from .tracker import update as update_param
-from .tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
+from .tree import StructureMismatch, labels_of, leaves_by, tree_flatten, tree_unflatten
 
 __all__ = [
-    "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "OptState", "update",
-    "exponential_decay", "cosine_decay",
+    "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "Optimizer", "OptState", "update",
+    "exponential_decay", "cosine_decay", "clip_by_global_norm", "clip_by_value", "global_norm",
 ]
+
+
+def __dir__() -> list[str]:
+    # what tab completion offers: the optimizers and their helpers, not this module's imports
+    return sorted(__all__)
 
 Schedule = Callable[[int], float]  # the step count to a learning rate
 Ps = TypeVar("Ps", bound=Iterable[Param])
@@ -43,7 +53,7 @@ Ps = TypeVar("Ps", bound=Iterable[Param])
 
 # the field ``count`` shadows the method tuple.count, which type checkers reject in a
 # typing.NamedTuple; the same namedtuple, with its fields annotated on a subclass, is typed
-class OptState(collections.namedtuple("OptState", ["count", "buffers"])):
+class OptState(_collections.namedtuple("OptState", ["count", "buffers"])):
     """An optimizer's state for ``opt.update``: ``count``, the number of updates made, and
     ``buffers``, a dict from buffer name (PyTorch's: ``"momentum_buffer"``, ``"exp_avg"``,
     ``"exp_avg_sq"``, ``"square_avg"``) to a pytree of the params' structure. It is a
@@ -61,10 +71,10 @@ class OptState(collections.namedtuple("OptState", ["count", "buffers"])):
 
 # ---------------------------------------------------------------------------- checks
 
-def _number(value, name, low=0.0, high=math.inf, high_open=False):
+def _number(value, name, low=0.0, high=_math.inf, high_open=False):
     """``value`` as a float, checked to lie in ``[low, high]`` (``[low, high)`` when
     ``high_open``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not isinstance(value, _numbers.Real):
         raise TypeError(f"pullback: {name} must be a real number, got {value!r}")
     value = float(value)
     if not (low <= value and (value < high if high_open else value <= high)):
@@ -77,7 +87,7 @@ def _schedule(lr):
     """``lr`` as a function of the step count."""
     if callable(lr):
         try:
-            signature = inspect.signature(lr)
+            signature = _inspect.signature(lr)
         except (TypeError, ValueError):  # (a builtin without one: called as it is)
             return lr
         try:
@@ -89,7 +99,7 @@ def _schedule(lr):
                 "made so far): write lambda count: 0.1, or lambda count: 0.1 * 0.99 ** count"
             ) from None
         return lr
-    if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
+    if isinstance(lr, bool) or not isinstance(lr, _numbers.Real):
         raise TypeError(
             f"pullback: lr must be a float or a schedule (a callable of the step count "
             f"returning a float), got {type(lr).__name__}"
@@ -100,7 +110,7 @@ def _schedule(lr):
 
 def _lr_at(schedule, count):
     lr = schedule(count)
-    if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not math.isfinite(lr) or (
+    if isinstance(lr, bool) or not isinstance(lr, _numbers.Real) or not _math.isfinite(lr) or (
             lr < 0):
         raise TypeError(
             f"pullback: the lr schedule returned {lr!r} at step {count}; it must return a "
@@ -118,10 +128,10 @@ def _dtype_of(v):
     """The dtype of the plain value ``v`` (an array, a NumPy or Python number), or None for
     anything else (None, a str, a generator)."""
     dtype = getattr(v, "dtype", None)
-    if isinstance(dtype, np.dtype):
+    if isinstance(dtype, _np.dtype):
         return dtype
-    if isinstance(v, numbers.Number):
-        return np.result_type(v)
+    if isinstance(v, _numbers.Number):
+        return _np.result_type(v)
     return None
 
 
@@ -142,7 +152,7 @@ def _real_float(x, what):
     if dtype.kind != "f":
         raise TypeError(
             f"pullback: an optimizer updates real floating-point values; {what} has dtype "
-            f"{dtype}. Make it float (np.asarray(x, dtype=float))"
+            f"{dtype}. Make it float (_np.asarray(x, dtype=float))"
         )
     return dtype
 
@@ -159,24 +169,24 @@ def _gradient(g, x, what, gwhat):
             "gradient from pb.grad) as a plain array"
         )
     dtype = _real_float(x, what)
-    shape = np.shape(plain(x))
+    shape = _np.shape(plain(x))
     gdtype = _dtype_of(plain(g))
     if gdtype is not None and gdtype.kind == "c":
         raise TypeError(
             f"pullback: {gwhat} is complex but {what} is real (dtype {dtype}): its imaginary "
-            "part would be dropped. Pass a real gradient (np.real(g))"
+            "part would be dropped. Pass a real gradient (_np.real(g))"
         )
     if gdtype is None or gdtype.kind not in "iuf":
         got = _a(plain(g)) if gdtype is None else f"an array of dtype {gdtype}"
         raise TypeError(
             f"pullback: {gwhat} is {got}; pass a float array of the param's shape {shape}"
         )
-    gshape = np.shape(plain(g))
+    gshape = _np.shape(plain(g))
     if gshape != shape:
         raise ValueError(f"pullback: {gwhat} has shape {gshape}, but {what} has shape {shape}")
-    if type(g) is np.ndarray and g.dtype != dtype:
+    if type(g) is _np.ndarray and g.dtype != dtype:
         g = g.astype(dtype)
-    elif isinstance(g, numbers.Number):
+    elif isinstance(g, _numbers.Number):
         g = dtype.type(g)
     return g
 
@@ -186,10 +196,8 @@ def _leaf_paths(treedef, path=""):
     ``"['W']"``, ``"[0]"``; ``""`` for a tree that is one leaf."""
     if treedef is None:
         return [path]
-    _, children, keys = treedef
-    labels = [f"[{k!r}]" for k in keys] if keys is not None else [
-        f"[{i}]" for i in range(len(children))]
-    return [leaf for label, child in zip(labels, children)
+    _, children, _ = treedef
+    return [leaf for label, child in zip(labels_of(treedef), children)
             for leaf in _leaf_paths(child, path + label)]
 
 
@@ -221,7 +229,7 @@ class Optimizer:
         leaves, treedef = tree_flatten(params)
         for path, x in zip(_leaf_paths(treedef), leaves):
             _real_float(x, f"params{path}")
-        return OptState(0, {name: tree_unflatten(treedef, [np.zeros_like(plain(x))
+        return OptState(0, {name: tree_unflatten(treedef, [_np.zeros_like(plain(x))
                                                            for x in leaves])
                             for name in self.buffers})
 
@@ -245,7 +253,9 @@ class Optimizer:
                 f"{sorted(self.buffers)}; call {type(self).__name__}.init(params)"
             )
         count = state.count
-        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+        if isinstance(count, _np.ndarray) and count.shape == () and count.dtype.kind in "iu":
+            count = int(count)  # (a state saved with np.savez and loaded: a 0-d array)
+        if isinstance(count, bool) or not isinstance(count, _numbers.Integral) or count < 0:
             raise TypeError(
                 f"pullback: state.count must be the number of updates made (an int of at "
                 f"least 0), got {count!r}; use the state that init or update returned"
@@ -280,10 +290,10 @@ class Optimizer:
                 f"opt.init(params) for these params"
             ) from None
         for path, x, b in zip(paths, leaves, found):
-            shape = np.shape(plain(x))
-            if _dtype_of(plain(b)) is None or np.shape(plain(b)) != shape:
+            shape = _np.shape(plain(x))
+            if _dtype_of(plain(b)) is None or _np.shape(plain(b)) != shape:
                 got = (f"is {_a(plain(b))}" if _dtype_of(plain(b)) is None
-                       else f"has shape {np.shape(plain(b))}")
+                       else f"has shape {_np.shape(plain(b))}")
                 raise ValueError(
                     f"pullback: the state was made by init for other params: {where}{path} "
                     f"{got}, but params{path} has shape {shape}; call opt.init(params) for "
@@ -318,7 +328,7 @@ class Optimizer:
         moves = []  # every gradient is checked before any param moves
         for p in params:
             check_live(p, fname)
-            what = f"the param of shape {np.shape(plain(p))}"
+            what = f"the param of shape {_np.shape(plain(p))}"
             if gs is None:
                 g, gwhat = p.grad, f"the .grad of {what}"
             elif p in gs:
@@ -334,8 +344,8 @@ class Optimizer:
             # is recorded there, so a training loop is differentiated)
             moves.append((p, _step_of(_gradient(g, plain(p), what, gwhat), p)))
         if gs is None and moves and all(
-                type(g) is np.ndarray and not g.any() for _, g in moves):
-            warnings.warn(
+                type(g) is _np.ndarray and not g.any() for _, g in moves):
+            _warnings.warn(
                 f"pullback: {fname} found every .grad zero: was loss.backward() called since "
                 "the last step? (.grad starts at zeros and step() resets it; the step is "
                 "made with a zero gradient)", RuntimeWarning, stacklevel=3)
@@ -343,15 +353,98 @@ class Optimizer:
             x = _below(p.value, p.level)[0]
             _, count, buffers = self._slots.get(id(p), (p, 0, None))
             if buffers is None:
-                buffers = {name: np.zeros_like(plain(x)) for name in self.buffers}
+                buffers = {name: _np.zeros_like(plain(x)) for name in self.buffers}
             delta, buffers = self._step(x, g, buffers, lr, count)
             self._slots[id(p)] = (p, count + 1, buffers)  # holding p keeps its id unique
             if not isinstance(delta, Tracked):
-                delta = np.asarray(delta, dtype=np.result_type(plain(x)))
+                delta = _np.asarray(delta, dtype=_np.result_type(plain(x)))
             update_param(p, delta)
         if moves:
             self.count += 1
         return ps
+
+    def state_dict(self, ps: Iterable[Param]) -> dict[str, Any]:
+        """The Tracker face's state for the params ``ps``, as a flat dict of plain arrays
+        for ``np.savez``: ``"step"``, the number of ``step`` calls, and for the param at
+        position ``i`` of ``ps`` its step count ``"i.step"`` and its buffers
+        (``"i.exp_avg"``, ...). A param not stepped yet has no entries.
+
+        Args:
+            ps: the params, in the order ``load_state_dict`` will be given them.
+
+        Returns:
+            A dict from str to array.
+
+        >>> W = pb.param(np.ones(2)); opt = pb.optim.Adam(0.1)
+        >>> np.sum(W ** 2).backward(); _ = opt.step([W])
+        >>> sorted(opt.state_dict([W]))
+        ['0.exp_avg', '0.exp_avg_sq', '0.step', 'step']
+        """
+        state: dict[str, Any] = {"step": _np.asarray(self.count)}
+        for i, p in enumerate(_param_list(ps, "state_dict")):
+            if id(p) in self._slots:
+                _, count, buffers = self._slots[id(p)]
+                state[f"{i}.step"] = _np.asarray(count)
+                for name, b in buffers.items():
+                    state[f"{i}.{name}"] = _np.array(plain(b))
+        return state
+
+    def load_state_dict(self, ps: Iterable[Param], state: Mapping[str, Any]) -> None:
+        """Restore the state that ``state_dict(ps)`` gave (or ``np.load`` of its
+        ``np.savez``) for the params ``ps``, given in the same order. Everything is checked
+        before anything changes: an entry for no param, a missing buffer or a shape that is
+        not its param's raises ``ValueError``.
+
+        Args:
+            ps: the params, in the order ``state_dict`` was given them (their values are
+                restored separately, e.g. ``W.value = saved["W"]``).
+            state: the dict, or the ``NpzFile`` that ``np.load`` returns.
+
+        >>> W = pb.param(np.ones(2)); opt = pb.optim.Adam(0.1)
+        >>> np.sum(W ** 2).backward(); _ = opt.step([W])
+        >>> again = pb.optim.Adam(0.1); again.load_state_dict([W], opt.state_dict([W]))
+        >>> again.state_dict([W])["0.exp_avg"]
+        array([0.2, 0.2])
+        """
+        params = _param_list(ps, "load_state_dict")
+        state = {str(k): state[k] for k in state}
+        if "step" not in state:
+            raise ValueError("pullback: load_state_dict's state has no 'step' entry; pass what "
+                             "opt.state_dict(ps) returned (or np.load of its np.savez)")
+        slots = {}
+        for i, p in enumerate(params):
+            prefix = f"{i}."
+            entries = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+            if not entries:
+                continue
+            missing = [n for n in ("step", *self.buffers) if n not in entries]
+            extra = [n for n in entries if n != "step" and n not in self.buffers]
+            if missing or extra:
+                raise ValueError(
+                    f"pullback: load_state_dict: the entries for param {i} do not fit "
+                    f"{type(self).__name__}: " + "; ".join(
+                        part for part in (
+                            f"missing {', '.join(prefix + n for n in missing)}" if missing
+                            else "",
+                            f"unknown {', '.join(prefix + n for n in extra)}" if extra else "",
+                        ) if part) + " (was it saved from another optimizer?)")
+            buffers = {}
+            for name in self.buffers:
+                b = _np.asarray(entries[name])
+                if b.shape != _np.shape(plain(p)):
+                    raise ValueError(
+                        f"pullback: load_state_dict: {prefix}{name} has shape {b.shape}, but "
+                        f"param {i} has shape {_np.shape(plain(p))}; give the params in the "
+                        "order state_dict was given them")
+                buffers[name] = b.astype(_np.result_type(plain(p)), copy=True)
+            slots[id(p)] = (p, int(entries["step"]), buffers)
+        known = {f"{i}." for i in range(len(params))}
+        stray = [k for k in state if k != "step" and k[:k.index(".") + 1] not in known]
+        if stray:
+            raise ValueError(f"pullback: load_state_dict got entries for no param of the "
+                             f"{len(params)} given: {', '.join(sorted(stray))}")
+        self._slots.update(slots)
+        self.count = int(state["step"])
 
     def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
               count: int) -> tuple[Any, dict[str, Any]]:
@@ -443,7 +536,7 @@ class Adam(Optimizer):
         t = count + 1
         m = self.b1 * buffers["exp_avg"] + (1 - self.b1) * g
         v = self.b2 * buffers["exp_avg_sq"] + (1 - self.b2) * g * g
-        denom = np.sqrt(v) / math.sqrt(1 - self.b2 ** t) + self.eps
+        denom = _np.sqrt(v) / _math.sqrt(1 - self.b2 ** t) + self.eps
         return m / (1 - self.b1 ** t) / denom, {"exp_avg": m, "exp_avg_sq": v}
 
     def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
@@ -498,7 +591,7 @@ class RMSProp(Optimizer):
     def _step(self, x: Any, g: Any, buffers: dict[str, Any], lr: float,
               count: int) -> tuple[Any, dict[str, Any]]:
         s = self.decay * buffers["square_avg"] + (1 - self.decay) * g * g
-        d = g / (np.sqrt(s) + self.eps)
+        d = g / (_np.sqrt(s) + self.eps)
         if not self.momentum:
             return -lr * d, {"square_avg": s}
         b = self.momentum * buffers["momentum_buffer"] + d
@@ -551,10 +644,114 @@ def update(opt: Optimizer, ps: Ps, gs: Grads | None = None) -> Ps:
     return opt._step_params(ps, gs, "pb.optim.update(opt, ps, gs)")
 
 
+# ---------------------------------------------------------------------------- clipping
+
+def _gradients_of(grads, fname):
+    """``(leaves, rebuild)``: the gradients in ``grads`` (a pytree of arrays, a
+    ``pb.Grads``, or params, whose ``.grad`` is read) and the function that puts clipped
+    ones back in the same form (for params: into their ``.grad``)."""
+    if isinstance(grads, Grads):
+        pairs = grads.items()
+        return [g for _, g in pairs], lambda new: Grads(
+            (p, g) for (p, _), g in zip(pairs, new))
+    leaves, treedef = tree_flatten(list(grads) if isinstance(grads, Params) else grads)
+    if leaves and all(isinstance(x, Param) for x in leaves):  # params: their .grad
+        params = _param_list(leaves, fname)
+
+        def into_grads(new):
+            for p, g in zip(params, new):
+                p.grad = g
+            return grads
+
+        return [p.grad for p in params], into_grads
+    if any(isinstance(x, Param) for x in leaves):
+        raise TypeError(f"pullback: {fname} takes gradients (a pytree of arrays or a "
+                        "pb.Grads) or params (whose .grad it clips), not a mix of both")
+    return leaves, lambda new: tree_unflatten(treedef, new)
+
+
+def _squared_norm(g):
+    return _np.sum(_np.real(g * _np.conj(g))) if _np.iscomplexobj(plain(g)) else _np.sum(g * g)
+
+
+def global_norm(grads: Any) -> Any:
+    """The 2-norm of all the gradients together, as if concatenated into one vector.
+
+    Args:
+        grads: a pytree of arrays, a ``pb.Grads``, or params (their ``.grad``); a
+            gradient that is None is left out.
+
+    >>> float(pb.optim.global_norm({"W": np.array([3.0]), "b": np.array([4.0])}))
+    5.0
+    """
+    leaves, _ = _gradients_of(grads, "global_norm")
+    return _np.sqrt(sum((_squared_norm(g) for g in leaves if g is not None), _np.float64(0.0)))
+
+
+def clip_by_global_norm(grads: Any, max_norm: float) -> Any:
+    """The gradients scaled by ``min(1, max_norm / global_norm(grads))``: all of them by
+    one factor, so the direction stays (``torch.nn.utils.clip_grad_norm_``,
+    ``optax.clip_by_global_norm``). Apply it between the gradient and the step.
+
+    Args:
+        grads: a pytree of arrays (returned clipped, in the same structure), a
+            ``pb.Grads`` (a new ``Grads`` is returned), or params (a ``pb.Params`` or a
+            list of ``pb.param``): then each ``.grad`` is replaced by its clipped gradient
+            and the params are returned, ready for ``opt.step(ps)``.
+        max_norm: the largest global norm let through, a positive float.
+
+    >>> g = pb.optim.clip_by_global_norm({"W": np.array([3.0]), "b": np.array([4.0])}, 1.0)
+    >>> g["W"], g["b"]
+    (array([0.6]), array([0.8]))
+    """
+    _number(max_norm, "clip_by_global_norm's max_norm", low=0.0)
+    if not max_norm > 0:
+        raise ValueError(f"pullback: clip_by_global_norm's max_norm must be positive, got "
+                         f"{max_norm!r}")
+    leaves, rebuild = _gradients_of(grads, "clip_by_global_norm")
+    norm = _np.sqrt(sum((_squared_norm(g) for g in leaves if g is not None),
+                        _np.float64(0.0)))
+    scale = max_norm / _np.maximum(norm, max_norm)  # exactly 1 at or below max_norm
+    return rebuild([None if g is None else _scaled(g, scale) for g in leaves])
+
+
+def _scaled(g, scale):
+    """``g * scale`` in ``g``'s dtype (float32 gradients stay float32)."""
+    out = g * scale
+    dtype = _dtype_of(plain(g))
+    return out.astype(dtype) if dtype is not None and out.dtype != dtype else out
+
+
+def clip_by_value(grads: Any, low: float, high: float) -> Any:
+    """Every entry of every gradient clipped to ``[low, high]`` (``np.clip``;
+    ``torch.nn.utils.clip_grad_value_`` with ``low = -high``).
+
+    Args:
+        grads: as ``clip_by_global_norm``'s: a pytree, a ``pb.Grads``, or params (their
+            ``.grad`` replaced).
+        low: the smallest value let through.
+        high: the largest, at least ``low``.
+
+    >>> pb.optim.clip_by_value([np.array([-3.0, 0.5, 2.0])], -1.0, 1.0)
+    [array([-1. ,  0.5,  1. ])]
+    """
+    _number(low, "clip_by_value's low", low=-_math.inf)
+    _number(high, "clip_by_value's high", low=-_math.inf)
+    if not low <= high:
+        raise ValueError(f"pullback: clip_by_value needs low <= high, got low={low!r}, "
+                         f"high={high!r}")
+    leaves, rebuild = _gradients_of(grads, "clip_by_value")
+    for g in leaves:
+        if g is not None and _np.iscomplexobj(plain(g)):
+            raise TypeError("pullback: clip_by_value of a complex gradient has no order to "
+                            "clip by; use clip_by_global_norm")
+    return rebuild([None if g is None else _np.clip(g, low, high) for g in leaves])
+
+
 # ---------------------------------------------------------------------------- schedules
 
 def _check_count(count, fname):
-    if isinstance(count, bool) or not isinstance(count, numbers.Real):
+    if isinstance(count, bool) or not isinstance(count, _numbers.Real):
         raise TypeError(
             f"pullback: {fname}'s schedule takes the step count (the number of updates made, "
             f"an int), got {count!r}"
@@ -597,6 +794,6 @@ def cosine_decay(lr: float, steps: float, alpha: float = 0.0) -> Schedule:
     def cosine_decay_schedule(count: int) -> float:
         _check_count(count, "cosine_decay")
         fraction = min(count, steps) / steps
-        return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * fraction)) + alpha)
+        return lr * ((1 - alpha) * 0.5 * (1 + _math.cos(_math.pi * fraction)) + alpha)
 
     return cosine_decay_schedule

@@ -21,7 +21,14 @@ from .backward import fname_of
 from .core import Tracked, plain
 from .tracker import Param
 from .transforms import hessian, hvp, jacobian
-from .tree import LEAF, StructureMismatch, leaves_by, tree_flatten, tree_unflatten
+from .tree import (
+    LEAF,
+    StructureMismatch,
+    labels_of,
+    leaves_by,
+    tree_flatten,
+    tree_unflatten,
+)
 
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
@@ -40,10 +47,8 @@ def leaf_paths(treedef, path=""):
     """Where each leaf of ``treedef`` sits, in its order, as ``"['w'][0]"`` ("" for a leaf)."""
     if treedef is LEAF:
         return [path]
-    _, children, keys = treedef
-    labels = range(len(children)) if keys is None else keys
-    return [p for label, child in zip(labels, children)
-            for p in leaf_paths(child, f"{path}[{label!r}]")]
+    return [p for label, child in zip(labels_of(treedef), treedef[1])
+            for p in leaf_paths(child, path + label)]
 
 
 def refuse_tracked(leaf, name):
@@ -491,7 +496,9 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (),
              callback: Callable[..., Any] | None = None,
              options: dict[str, Any] | None = None) -> OptimizeResult:
     """``scipy.optimize.minimize`` with exact derivatives from pullback. It takes SciPy's
-    arguments and returns SciPy's ``OptimizeResult``.
+    arguments and returns SciPy's ``OptimizeResult``; ``method``, ``tol`` (the tolerance
+    for termination), ``options`` (the method's own settings, a dict such as
+    ``{"maxiter": 100}``) and ``callback`` are passed to SciPy as they are.
 
     - ``fun(x, *args)`` is plain NumPy code returning a real scalar; ``args`` pass through
       and are not differentiated.

@@ -33,8 +33,10 @@ class NoRuleError(NotImplementedError):
     >>> pb.grad(lambda x: np.sum(np.multiply.reduceat(x, [0, 2])))(np.ones(3))
     Traceback (most recent call last):
     ...
-    pullback.registry.NoRuleError: pullback: no derivative rule for np.multiply.reduceat on ...
+    pullback.NoRuleError: pullback: no derivative rule for np.multiply.reduceat on ...
     """
+
+    __module__ = "pullback"  # shown as pb.NoRuleError
 
 
 class LossError(ValueError):
@@ -43,13 +45,17 @@ class LossError(ValueError):
     >>> pb.grad(lambda x: np.sum(np.log(x)))(np.array([-1.0]))
     Traceback (most recent call last):
     ...
-    pullback.registry.LossError: pullback: the loss of <lambda> is nan; ...
+    pullback.LossError: pullback: the loss of <lambda> is nan; ...
     """
+
+    __module__ = "pullback"  # shown as pb.LossError
 
 
 class NestedDifferentiationError(RuntimeError):
     """A rule marked ``nobacksies`` was differentiated a second time (see
     ``pb.nobacksies``)."""
+
+    __module__ = "pullback"  # shown as pb.NestedDifferentiationError
 
 
 # ---------------------------------------------------------------------------- the tables

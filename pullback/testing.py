@@ -89,7 +89,8 @@ def check_grads(f: Callable[..., Any], *args: Any, order: int = 2, eps: float = 
     relative error where they differ by more than ``atol + rtol * max(|reverse|, |finite|)``.
 
     Leaves of ``args`` that are not floating-point or complex (integers, booleans, strings)
-    are held fixed, as constants of ``f``.
+    are held fixed, as constants of ``f``. ``seed`` seeds the random directions, so a
+    failure repeats.
 
     >>> pb.check_grads(lambda x: np.sum(np.tanh(x) ** 2), np.random.randn(3), order=2)
     >>> pb.check_grads(lambda x, n: np.sum(x ** n), np.random.randn(3), 3)

@@ -42,11 +42,18 @@ class Param(Tracked):
     """A tracked leaf whose gradients accumulate in ``.grad`` (Tracker's ``param``); made
     by ``pb.param``.
 
+    Made by ``pb.param(x)``, which picks ``level``, the nesting level it is tracked at.
+    Its array is ``.value`` (``.data``, ``.detach()`` and ``.numpy()`` give the same array,
+    as PyTorch's spellings), its gradient ``.grad``, and ``.name`` the name given to
+    ``pb.param`` (or None). A param pickles and deep-copies with its value and its
+    gradient.
+
     >>> W = pb.param(np.ones(2)); np.sum(W * 3.0).backward(); W.grad
     array([3., 3.])
     """
 
-    __slots__ = ("grad", "updated", "counted")
+    __slots__ = ("grad", "updated", "name", "counted")
+    __module__ = "pullback"
 
     def __init__(self, value: Any, level: int) -> None:
         if level.__class__ is not int or level not in live_levels:
@@ -55,6 +62,7 @@ class Param(Tracked):
                 f"{level!r}; make params with pb.param(x), which picks it")
         Tracked.__init__(self, value, level)
         self.grad = np.zeros_like(plain(value))
+        self.name: str | None = None
         self.updated = -1  # when pb.update last gave it a new array (a node's seq number)
         # a live param is a differentiation under way: NumPy's stand-ins are in place
         # while one lives (_interception.py)
@@ -106,15 +114,73 @@ class Param(Tracked):
 
     def __deepcopy__(self, memo: dict) -> Param:
         """A new, independent param holding a copy of the value (as PyTorch's leaves)."""
-        p = param(np.copy(plain(self)))
-        p.grad = np.copy(self.grad)
-        return p
+        return _param_from(np.copy(plain(self)), _grad_copy(self.grad), self.name)
 
     def __copy__(self) -> Param:
         return self.__deepcopy__({})
 
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+        # pickled as its plain value, its gradient and its name: loaded, a new param
+        return _param_from, (plain(self), _grad_copy(self.grad), self.name)
+
     def __repr__(self) -> str:
-        return f"param({plain(self)!r})"
+        named = "" if self.name is None else f", name={self.name!r}"
+        return f"param({plain(self)!r}{named})"
+
+    # -- PyTorch's spellings
+
+    @property
+    def data(self) -> Any:
+        """``.value``, under PyTorch's name: the param's array, without its gradient.
+        Assigning to it assigns to ``.value``."""
+        return plain(self.value) if self.level < 0 else self.value
+
+    @data.setter
+    def data(self, v: Any) -> None:
+        self.value = v
+
+    def detach(self) -> Any:
+        """The param's array, not tracked (PyTorch's ``W.detach()``; ``.value`` here). To
+        use a param as a constant inside a loss, write ``pb.stop_gradient(W)``.
+
+        >>> pb.param(np.ones(2)).detach()
+        array([1., 1.])
+        """
+        return plain(self)
+
+    def numpy(self) -> Any:
+        """The param's array, not tracked (PyTorch's ``W.numpy()``; ``.value`` here).
+
+        >>> pb.param([1.0, 2.0]).numpy()
+        array([1., 2.])
+        """
+        return plain(self)
+
+    @property
+    def requires_grad(self) -> bool:
+        """Always True: a param is tracked. For a constant, use a plain array (``W.value``)
+        or ``pb.stop_gradient(W)`` in the loss."""
+        return True
+
+    @requires_grad.setter
+    def requires_grad(self, flag: Any) -> None:
+        if flag is not True:
+            raise AttributeError(
+                "pullback: a pb.param is always tracked (requires_grad cannot be turned off); "
+                "use its plain array W.value where no gradient is wanted, or "
+                "pb.stop_gradient(W) inside the loss")
+
+
+def _grad_copy(g: Any) -> Any:
+    """A param's ``.grad`` for a copy or a pickle: a plain array of its own, or None."""
+    return None if g is None else np.copy(plain(g))
+
+
+def _param_from(value: Any, grad: Any, name: str | None) -> Param:
+    """A new param holding ``value``, with ``grad`` and ``name`` (pickle's and deepcopy's)."""
+    p = param(value, name=name)
+    p.grad = grad
+    return p
 
 
 def _checked_array(name: str, v: Any, current: Any) -> Any:
@@ -139,14 +205,24 @@ def _checked_array(name: str, v: Any, current: Any) -> Any:
         f"{shape}, or None; got {got}. Call W.zero_grad() to reset it")
 
 
-def param(x: ArrayLike | Tracked) -> Param:
+def param(x: ArrayLike | Tracked, name: str | None = None) -> Param:
     """A tracked leaf holding a copy of ``x`` as floating point: use it in plain NumPy
     code, call ``.backward()`` on the loss, and read ``.grad``.
 
-    >>> W = pb.param(np.full((3, 2), 0.5))
+    Args:
+        x: the initial value: an array, a list or a number (integers become float64;
+            float32 stays float32), or another library's array (CuPy, Dask).
+        name: a name for reprs and messages (``Params``, ``Grads``); optional.
+
+    Returns:
+        A ``pb.Param``: its array is ``.value``, its gradient ``.grad`` (zeros at first).
+
+    >>> W = pb.param(np.full((3, 2), 0.5), name="W")
     >>> loss = np.sum(np.tanh(np.ones((4, 3)) @ W)); loss.backward(); W.grad.shape
     (3, 2)
     """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"pullback: pb.param's name must be a str, got {_a(name)}")
     value: Tracked | np.ndarray
     if isinstance(x, (np.ma.MaskedArray, np.matrix)):  # as make_leaf refuses them (backward.py)
         raise TypeError(
@@ -175,7 +251,9 @@ def param(x: ArrayLike | Tracked) -> Param:
             )
         if value.dtype.kind not in "fc":
             value = value.astype(np.float64)
-    return Param(value, level)
+    p = Param(value, level)
+    p.name = name
+    return p
 
 
 def _tracker_boxes(y):
@@ -313,12 +391,19 @@ def _a(x: Any) -> str:
 
 
 class Params:
-    """An ordered set of params, compared by identity (Tracker's ``Params``).
+    """An ordered set of params, compared by identity (Tracker's ``Params``). Its repr
+    shows each param's name (or its position), shape and dtype.
 
-    >>> W, b = pb.param(np.ones(2)), pb.param(0.0)
-    >>> ps = pb.Params([W, b, W]); len(ps)
-    2
+    Args:
+        params: an iterable of params (made with ``pb.param``); one given twice is held
+            once.
+
+    >>> W, b = pb.param(np.ones((3, 2)), name="W"), pb.param(0.0)
+    >>> ps = pb.Params([W, b, W]); ps
+    Params(W: (3, 2) float64, #1: () float64)
     """
+
+    __module__ = "pullback"
 
     def __init__(self, params: Iterable[Param] = ()) -> None:
         self._params: list[Param] = []
@@ -354,17 +439,39 @@ class Params:
         return id(p) in self._ids
 
     def __repr__(self) -> str:
-        return f"Params({self._params!r})"
+        return "Params(" + ", ".join(
+            f"{_label(p, i)}: {_shape_dtype(p)}" for i, p in enumerate(self._params)) + ")"
+
+
+def _label(p: Param, i: int) -> str:
+    """How a repr names the param at position ``i``: its name, or ``#i``."""
+    return p.name if p.name is not None else f"#{i}"
+
+
+def _shape_dtype(x: Any) -> str:
+    """``(3, 2) float64`` for an array (or a param, or a tracked value); ``None``."""
+    if x is None:
+        return "None"
+    v = plain(x)
+    return f"{np.shape(v)} {getattr(v, 'dtype', np.result_type(v))}"
 
 
 class Grads:
-    """Gradients keyed by param (by identity): ``gs[W]``.
+    """Gradients keyed by param (by identity): ``gs[W]``, made by ``pb.gradient``. Its
+    repr shows each param's name (or position) and its gradient's shape and dtype.
+
+    Args:
+        pairs: ``(param, gradient)`` pairs, one per param.
 
     >>> W, b = pb.param(np.ones(2)), pb.param(0.5)
     >>> gs = pb.gradient(lambda: np.sum(W * b), pb.Params([W, b]))
     >>> gs[W], gs[b]
     (array([0.5, 0.5]), array(2.))
+    >>> gs
+    Grads(#0: (2,) float64, #1: () float64)
     """
+
+    __module__ = "pullback"
 
     def __init__(self, pairs: Iterable[tuple[Param, Any]]) -> None:
         if isinstance(pairs, (Tracked, dict, np.ndarray)) or not isinstance(pairs, Iterable):
@@ -402,7 +509,8 @@ class Grads:
         return [g for _, g in self._grads.values()]
 
     def __repr__(self) -> str:
-        return f"Grads({len(self)} params)"
+        return "Grads(" + ", ".join(f"{_label(p, i)}: {_shape_dtype(g)}" for i, (p, g) in
+                                    enumerate(self._grads.values())) + ")"
 
     def _no_arithmetic(self, *other: Any) -> Any:
         raise TypeError(
@@ -421,6 +529,16 @@ def gradient(fn: Callable[[], Any], params: Params | Iterable[Param],
     even inside ``no_grad``, and nests as ``grad`` does: called inside another transform
     (``grad``, ``jacobian``, an outer ``gradient``), its result depends on that
     transform's inputs and on the params.
+
+    Args:
+        fn: a function of no arguments returning the scalar loss, computed from params.
+        params: the params to differentiate with respect to: a ``pb.Params`` or an
+            iterable of ``pb.param`` values.
+        losscheck: a NaN or infinite loss raises ``pb.LossError`` (naming the operation
+            that made it); ``False`` differentiates it anyway.
+
+    Returns:
+        A ``pb.Grads``: ``gs[W]`` is the gradient for ``W``, a plain array of its shape.
 
     >>> W = pb.param(np.array([1.0, -1.0]))
     >>> gs = pb.gradient(lambda: np.sum(W ** 2), pb.Params([W])); gs[W]

@@ -1,13 +1,26 @@
-"""Pytrees: nested tuples, lists and dicts of arrays, flattened to a list of leaves."""
+"""Pytrees: nested tuples, lists and dicts of arrays, flattened to a list of leaves.
+
+Namedtuples are nodes too, and so is any class registered with ``register_pytree_node``
+(a dataclass with ``register_dataclass``). ``ravel_pytree`` flattens a tree to one vector.
+"""
 
 from __future__ import annotations
 
-import sys
+import dataclasses as _dataclasses
+import sys as _sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map"]
+import numpy as _np
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "ravel_pytree",
+           "register_pytree_node", "register_dataclass"]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 LEAF = None  # the treedef of a leaf
 _END = object()
@@ -20,6 +33,37 @@ def _is_namedtuple(kind):
     return issubclass(kind, tuple) and hasattr(kind, "_fields")
 
 
+class _Node:
+    """The third entry of a registered class's treedef (where a dict's keys stand): what
+    its ``flatten`` returned beside the children (``aux``), and the children's labels for
+    messages (a dataclass's field names, else their positions)."""
+
+    __slots__ = ("aux", "labels")
+
+    def __init__(self, aux: Any, labels: list[Any]) -> None:
+        self.aux, self.labels = aux, labels
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Node) and _same_aux(self.aux, other.aux)
+
+    def __hash__(self) -> int:
+        return hash(len(self.labels))
+
+    def __repr__(self) -> str:
+        return f"aux={self.aux!r}"
+
+
+def _same_aux(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # (arrays as aux: compared by identity)
+        return a is b
+
+
+# a registered class -> (flatten, unflatten, labels or None): register_pytree_node's table
+_nodes: dict[type, tuple[Callable[[Any], Any], Callable[[Any, Any], Any], Any]] = {}
+
+
 def _walk(node, leaves):
     kind = type(node)
     if kind is tuple or kind is list:
@@ -29,8 +73,34 @@ def _walk(node, leaves):
         return (kind, [_walk(node[k], leaves) for k in keys], keys)
     if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a namedtuple
         return (kind, [_walk(child, leaves) for child in node], None)
+    if kind in _nodes:
+        children, aux = _flattened(node)
+        labels = _nodes[kind][2] or list(range(len(children)))
+        return (kind, [_walk(child, leaves) for child in children], _Node(aux, labels))
     leaves.append(node)
     return LEAF
+
+
+def _flattened(node) -> tuple[list[Any], Any]:
+    """``(children, aux)`` of a registered node, from its class's ``flatten``."""
+    flatten = _nodes[type(node)][0]
+    out = flatten(node)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(
+            f"pullback: the flatten function registered for {type(node).__name__} must "
+            f"return a pair (children, aux), got {kind_of(out)}")
+    return list(out[0]), out[1]
+
+
+def labels_of(spec) -> list[str]:
+    """How a message writes the path to each child of the treedef node ``spec``:
+    ``"['W']"`` for a dict's, ``"[0]"`` for a sequence's, ``".w"`` for a dataclass's."""
+    _, children, keys = spec
+    if isinstance(keys, _Node):
+        return [f".{k}" if isinstance(k, str) else f"[{k}]" for k in keys.labels]
+    if keys is not None:
+        return [f"[{k!r}]" for k in keys]
+    return [f"[{i}]" for i in range(len(children))]
 
 
 def _build(spec, it):
@@ -38,6 +108,8 @@ def _build(spec, it):
         return next(it)
     kind, children, keys = spec
     built = [next(it) if child is LEAF else _build(child, it) for child in children]
+    if isinstance(keys, _Node):
+        return _nodes[kind][1](keys.aux, built)
     if kind is dict or kind is OrderedDict:
         return kind(zip(keys, built))
     if _is_namedtuple(kind):
@@ -64,13 +136,16 @@ def _is_node(x) -> bool:
     """Whether ``x`` is a container of a pytree (as ``_walk`` reads it), not a leaf."""
     kind = type(x)
     return kind is tuple or kind is list or kind is dict or kind is OrderedDict or (
-        _is_namedtuple(kind))
+        _is_namedtuple(kind)) or kind in _nodes
 
 
 def _children(x):
     """``(path suffix, child)`` for each child of the container ``x``."""
     if isinstance(x, dict):
         return [(f"[{k!r}]", v) for k, v in x.items()]
+    if type(x) in _nodes:
+        children = _flattened(x)[0]
+        return list(zip(labels_of(_walk(x, [])), children))
     return [(f"[{i}]", v) for i, v in enumerate(x)]
 
 
@@ -94,7 +169,7 @@ def _too_deep(tree) -> ValueError:
         stack.extend((child, path + key, inner) for key, child in _children(node))
     return ValueError(
         "pullback: a pytree is nested too deep to flatten (deeper than Python's recursion "
-        f"limit, {sys.getrecursionlimit()}); pass a flatter structure, such as a list of "
+        f"limit, {_sys.getrecursionlimit()}); pass a flatter structure, such as a list of "
         "arrays, or stack the arrays into one")
 
 
@@ -132,7 +207,8 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
 def _is_treedef(x) -> bool:
     """Whether ``x`` looks like a node of a treedef: ``(type, list of children, keys)``."""
     return (type(x) is tuple and len(x) == 3 and isinstance(x[0], type)
-            and type(x[1]) is list and (x[2] is None or type(x[2]) is list))
+            and type(x[1]) is list and (x[2] is None or type(x[2]) is list
+                                        or isinstance(x[2], _Node)))
 
 
 def kind_of(x) -> str:
@@ -191,7 +267,13 @@ def _leaves_by(spec, node, path, bare_singletons, found):
     if spec is LEAF:
         found.append(node)
         return
-    _, children, keys = spec
+    kind, children, keys = spec
+    if isinstance(keys, _Node):
+        if type(node) is not kind:
+            raise StructureMismatch(path, f"a {kind.__name__}", describe(node))
+        for label, child, sub in zip(labels_of(spec), children, _flattened(node)[0]):
+            _leaves_by(child, sub, path + label, bare_singletons, found)
+        return
     if keys is not None:
         if not isinstance(node, dict) or set(node) != set(keys):
             raise StructureMismatch(path, describe(dict.fromkeys(keys)), describe(node))
@@ -209,8 +291,8 @@ def _leaves_by(spec, node, path, bare_singletons, found):
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure,
-    ``fn`` of the leaves in the same place (JAX's ``tree_map``). A dict's entries are
+    """``tree`` with ``fn`` applied to every leaf; with more trees of the same structure
+    (``*rest``), ``fn`` of the leaves in the same place (JAX's ``tree_map``). A dict's entries are
     matched by key, so the same keys in another order are the same structure (as in JAX,
     which sorts them); the result has the first tree's order. Tuples, lists and
     OrderedDicts are matched by position: their types, lengths and keys must agree.
@@ -244,6 +326,8 @@ def _what(spec) -> str:
     if spec is LEAF:
         return "a leaf"
     kind, children, keys = spec
+    if isinstance(keys, _Node):
+        return f"{article(kind.__name__)} {kind.__name__} ({keys!r})"
     if keys is not None:
         return f"{kind_of(kind())} with keys [{', '.join(map(repr, keys))}]"
     return f"{article(kind.__name__)} {kind.__name__} of {plural(len(children))}"
@@ -262,6 +346,13 @@ def _match(spec, node, path, found):
     if type(node) is not kind:
         got = _what(tree_flatten(node)[1]) if _is_node(node) else f"a leaf ({kind_of(node)})"
         raise StructureMismatch(path, _what(spec), f"has {got}")
+    if isinstance(keys, _Node):
+        subs, aux = _flattened(node)
+        if len(subs) != len(children) or not _same_aux(aux, keys.aux):
+            raise StructureMismatch(path, _what(spec), f"has {_what(_walk(node, []))}")
+        for label, child, sub in zip(labels_of(spec), children, subs):
+            _match(child, sub, path + label, found)
+        return
     if keys is None:
         if len(node) != len(children):
             raise StructureMismatch(path, _what(spec), f"has {plural(len(node))}")
@@ -282,3 +373,149 @@ def _match(spec, node, path, found):
         raise StructureMismatch(path, _what(spec), got)
     for (k, sub), child in zip(items, children):
         _match(child, sub, f"{path}[{k!r}]", found)
+
+
+# ---------------------------------------------------------------------------- registration
+
+def register_pytree_node(cls: type, flatten: Callable[[Any], tuple[Iterable[Any], Any]],
+                         unflatten: Callable[[Any, list[Any]], Any]) -> type:
+    """Make instances of ``cls`` pytree nodes, as ``jax.tree_util.register_pytree_node``.
+
+    Args:
+        cls: the class. Instances of exactly this class become nodes (a subclass is
+            registered on its own).
+        flatten: ``flatten(obj) -> (children, aux)``: the children to differentiate and
+            map over (arrays, or pytrees themselves), and anything else the class needs to
+            be rebuilt (hashable and comparable with ``==``: two trees with unequal ``aux``
+            have different structures).
+        unflatten: ``unflatten(aux, children) -> obj``: a new instance from ``aux`` and a
+            list of children in ``flatten``'s order.
+
+    Returns:
+        ``cls``, so that it may be used as a decorator's last line.
+
+    >>> class Affine:
+    ...     def __init__(self, W, b):
+    ...         self.W, self.b = W, b
+    >>> _ = pb.register_pytree_node(
+    ...     Affine, lambda m: ((m.W, m.b), None), lambda aux, ch: Affine(*ch))
+    >>> g = pb.grad(lambda m: np.sum(m.W * 2.0 + m.b))(Affine(np.ones(2), 1.0))
+    >>> g.W, g.b
+    (array([2., 2.]), np.float64(2.0))
+    """
+    return _register(cls, flatten, unflatten, None, "register_pytree_node")
+
+
+def register_dataclass(cls: type, static: Iterable[str] = ()) -> type:
+    """Make a dataclass a pytree node: its fields are the children, in their order, except
+    those named in ``static``, which are kept as they are (part of the structure, never
+    differentiated). Use it as a decorator or call it on the class.
+
+    Args:
+        cls: a class made with ``@dataclasses.dataclass`` (frozen or not).
+        static: names of fields that are not children: hyperparameters, flags, names.
+            Their values must compare with ``==``.
+
+    Returns:
+        ``cls``.
+
+    >>> import dataclasses
+    >>> @pb.register_dataclass
+    ... @dataclasses.dataclass
+    ... class Linear:
+    ...     W: np.ndarray
+    ...     b: float
+    >>> pb.grad(lambda m: np.sum(m.W) * m.b)(Linear(np.ones(2), 3.0))
+    Linear(W=array([3., 3.]), b=np.float64(2.0))
+    """
+    if not (isinstance(cls, type) and _dataclasses.is_dataclass(cls)):
+        raise TypeError(
+            f"pullback: register_dataclass takes a class made with @dataclasses.dataclass, "
+            f"got {cls!r}; for another class use pb.register_pytree_node(cls, flatten, "
+            "unflatten)")
+    static = list(static)
+    fields = [f.name for f in _dataclasses.fields(cls)]
+    unknown = [name for name in static if name not in fields]
+    if unknown:
+        raise ValueError(f"pullback: register_dataclass: {cls.__name__} has no field "
+                         f"{', '.join(map(repr, unknown))} (its fields: {', '.join(fields)})")
+    data = [name for name in fields if name not in static]
+
+    def flatten_dataclass(obj):
+        return [getattr(obj, name) for name in data], tuple(
+            getattr(obj, name) for name in static)
+
+    def unflatten_dataclass(aux, children):
+        obj = object.__new__(cls)  # (no __init__, no __post_init__: the fields as given)
+        for name, value in zip(data, children):
+            object.__setattr__(obj, name, value)
+        for name, value in zip(static, aux):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    return _register(cls, flatten_dataclass, unflatten_dataclass, data, "register_dataclass")
+
+
+def _register(cls, flatten, unflatten, labels, fname):
+    if not isinstance(cls, type):
+        raise TypeError(f"pullback: {fname} takes a class first, got {kind_of(cls)}")
+    if cls in (tuple, list, dict, OrderedDict) or _is_namedtuple(cls) or cls is _np.ndarray:
+        raise ValueError(f"pullback: {cls.__name__} is already a pytree "
+                         f"{'leaf' if cls is _np.ndarray else 'node'}; it cannot be "
+                         "registered again")
+    if not (callable(flatten) and callable(unflatten)):
+        raise TypeError(f"pullback: {fname} takes two functions after the class: "
+                        "flatten(obj) -> (children, aux) and unflatten(aux, children)")
+    _nodes[cls] = (flatten, unflatten, labels)
+    return cls
+
+
+# ---------------------------------------------------------------------------- ravel_pytree
+
+def ravel_pytree(tree: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """``(vector, unravel)``: every leaf of ``tree`` flattened and concatenated into one
+    1-d array, and the function that turns such a vector back into the tree, each leaf with
+    its shape and dtype (``jax.flatten_util.ravel_pytree``).
+
+    The vector's dtype is the leaves' common one (NumPy's promotion); a tree without
+    leaves gives an empty float64 vector. It is differentiable: inside ``pb.grad`` a
+    tracked tree gives a tracked vector, and ``unravel`` of a tracked vector a tracked tree.
+    Use it to hand a pytree of params to code that wants one vector (SciPy's minimizers, a
+    Hessian over all params, ``np.savez``).
+
+    Args:
+        tree: a pytree of arrays and numbers.
+
+    Returns:
+        The vector and ``unravel(vector) -> tree``.
+
+    >>> flat, unravel = pb.ravel_pytree({"W": np.ones((2, 2)), "b": np.zeros(2)})
+    >>> flat
+    array([1., 1., 1., 1., 0., 0.])
+    >>> unravel(np.arange(6.0))
+    {'W': array([[0., 1.],
+           [2., 3.]]), 'b': array([4., 5.])}
+    """
+    leaves, treedef = tree_flatten(tree)
+    shapes = [_np.shape(x) for x in leaves]
+    dtypes = [x.dtype if hasattr(x, "dtype") else _np.result_type(x) for x in leaves]
+    sizes = [int(_np.prod(s, dtype=_np.int64)) for s in shapes]
+    total = sum(sizes)
+    if leaves:
+        flat = _np.concatenate([_np.reshape(x, (-1,)) for x in leaves])
+    else:
+        flat = _np.zeros(0)
+
+    def unravel(vector: Any) -> Any:
+        if _np.ndim(vector) != 1 or _np.shape(vector)[0] != total:
+            raise ValueError(
+                f"pullback: unravel takes a 1-d vector of {total} entries (the size of the "
+                f"tree ravel_pytree flattened), got shape {_np.shape(vector)}")
+        parts, start = [], 0
+        for shape, size, dtype in zip(shapes, sizes, dtypes):
+            part = _np.reshape(vector[start:start + size], shape)
+            parts.append(part.astype(dtype) if dtype != flat.dtype else part)
+            start += size
+        return tree_unflatten(treedef, parts)
+
+    return flat, unravel

@@ -240,3 +240,25 @@ def test_check_grads_holds_integer_arguments_fixed_and_catches_a_wrong_rule():
         pb.check_grads(_scaled, x, 3)
     with pytest.raises(AssertionError, match="relative error"):
         pb.check_grads(lambda p: np.sum(_scaled(p["x"], p["n"])), {"x": x, "n": 2}, order=1)
+
+
+def test_a_list_of_numbers_is_named_with_the_fix():
+    # a list of floats is a pytree of scalars (as in JAX): plain Python works on it...
+    g = pb.grad(lambda x: x[0] * x[1] ** 2)([3.0, 2.0])
+    assert type(g) is list and g == [4.0, 12.0]
+    # ...and a NumPy function that wants an array gets a message naming the list
+    for f in (lambda x: np.sum(np.sin(x)), lambda x: np.sum(x ** 2)):
+        with pytest.raises(TypeError, match=r"argument 0 of \S*<lambda> is a list of 2 numbers.*"
+                                            r"np\.array\(\[\.\.\.\]\)"):
+            pb.grad(f)([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"a tuple of 3 numbers.*\(the error inside: "):
+        pb.jacobian(lambda x: x ** 2)((1.0, 2.0, 3.0))
+    np.testing.assert_allclose(pb.grad(lambda x: np.sum(np.sin(x)))(np.array([1.0, 2.0])),
+                               np.cos([1.0, 2.0]))
+
+
+def test_help_explains_every_parameter_of_grad():
+    for f in (pb.grad, pb.value_and_grad):
+        doc = f.__doc__
+        for name in ("argnums", "has_aux", "losscheck", "LossError"):
+            assert name in doc

@@ -277,14 +277,13 @@ def test_jit_inside_a_transform_runs_the_function():
 
 
 @pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < "2.0.0",
-                    reason="the README shows the source NumPy 2 gives")
-def test_the_readme_shows_the_source_as_it_prints(capsys):
+                    reason="the jit guide shows the source NumPy 2 gives")
+def test_the_jit_guide_shows_the_source_as_it_prints(capsys):
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("## pb.jit"):]
-    code = section.split("```python\n")[1].split("```")[0]
-    shown = section.split("```python\n")[2].split("```")[0]
+    guide = (Path(__file__).resolve().parent.parent / "docs/guide/jit.md").read_text()
+    code = guide.split("```python\n")[1].split("```")[0]
+    shown = guide.split("```text\n")[1].split("```")[0]
     exec(code, {"np": np, "pb": pb})
     assert capsys.readouterr().out == shown + "\n"
 

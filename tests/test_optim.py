@@ -575,3 +575,143 @@ def test_least_squares_fit_converges():
     for _ in range(300):
         params, state = opt.update(params, grad(params), state)
     np.testing.assert_allclose(np.append(params["W"], params["b"]), best, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- first contact
+
+def test_tab_completion_offers_the_optimizers_not_the_modules_imports():
+    names = dir(pb.optim)
+    assert {"Adam", "SGD", "clip_by_global_norm", "clip_by_value", "OptState"} <= set(names)
+    assert not {"Any", "np", "math", "warnings", "collections", "Tracked"} & set(names)
+    assert all(hasattr(pb.optim, name) for name in pb.optim.__all__)
+
+
+# ---------------------------------------------------------------------------- clipping
+
+def _by_hand_global_norm(grads, max_norm):
+    """clip_by_global_norm's documented equation, in plain NumPy."""
+    leaves = [np.asarray(g, dtype=np.float64) for g in grads]
+    norm = math.sqrt(sum(float(np.sum(g * g)) for g in leaves))
+    return [g * min(1.0, max_norm / norm) for g in leaves], norm
+
+
+def test_clip_by_global_norm_scales_every_gradient_by_one_factor():
+    rng = np.random.default_rng(0)
+    grads = {"W": rng.normal(size=(3, 2)), "b": (rng.normal(size=2), 0.5)}
+    leaves, treedef = pb.tree_flatten(grads)
+    want, norm = _by_hand_global_norm(leaves, 1.0)
+    assert float(pb.optim.global_norm(grads)) == pytest.approx(norm)
+    got = pb.optim.clip_by_global_norm(grads, 1.0)
+    assert pb.tree_flatten(got)[1] == treedef
+    for g, w in zip(pb.tree_flatten(got)[0], want):
+        np.testing.assert_allclose(g, w, rtol=1e-14)
+    assert float(pb.optim.global_norm(got)) == pytest.approx(1.0)
+    same = pb.optim.clip_by_global_norm(grads, 2 * norm)   # below max_norm: unchanged
+    for g, w in zip(pb.tree_flatten(same)[0], leaves):
+        np.testing.assert_array_equal(g, w)
+    g32 = pb.optim.clip_by_global_norm([np.ones(4, np.float32)], 0.5)[0]
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, 0.25, rtol=1e-6)
+
+
+def test_clipping_in_the_tracker_face_and_of_grads():
+    W, b = pb.param(np.array([3.0, 0.0]), name="W"), pb.param(np.array(4.0), name="b")
+    ps = pb.Params([W, b])
+    gs = pb.gradient(lambda: np.sum(W * np.array([3.0, 0.0])) + 4 * b, ps)
+    clipped = pb.optim.clip_by_global_norm(gs, 1.0)
+    assert isinstance(clipped, pb.Grads)
+    np.testing.assert_allclose(clipped[W], [0.6, 0.0])
+    np.testing.assert_allclose(clipped[b], 0.8)
+    (np.sum(W * np.array([30.0, 0.0])) + 40 * b).backward()
+    assert pb.optim.clip_by_value(ps, -5.0, 5.0) is ps          # each .grad replaced
+    np.testing.assert_array_equal(W.grad, [5.0, 0.0])
+    assert float(b.grad) == 5.0
+    pb.optim.clip_by_global_norm(ps, 1.0)
+    assert float(pb.optim.global_norm(ps)) == pytest.approx(1.0)
+    pb.optim.SGD(1.0).step(ps)
+    np.testing.assert_allclose(W.value, [3.0 - math.sqrt(0.5), 0.0])
+
+
+def test_clipping_is_differentiable_for_a_meta_gradient():
+    def clipped_step(lr):   # one clipped SGD step, differentiated in lr
+        g = pb.optim.clip_by_global_norm({"w": np.array([3.0, -4.0]) * lr}, 1.0)
+        return np.sum(g["w"] * np.array([1.0, 2.0])) + lr ** 2
+
+    pb.check_grads(clipped_step, 0.7, order=2)
+    pb.check_grads(lambda g: np.sum(pb.optim.clip_by_value([g], -1.0, 1.0)[0] ** 2),
+                   np.array([0.3, -0.4]), order=2)
+
+
+def test_clipping_errors():
+    with pytest.raises(ValueError, match="max_norm must be positive"):
+        pb.optim.clip_by_global_norm([np.ones(2)], 0.0)
+    with pytest.raises(ValueError, match="low <= high"):
+        pb.optim.clip_by_value([np.ones(2)], 1.0, -1.0)
+    with pytest.raises(TypeError, match="complex gradient"):
+        pb.optim.clip_by_value([np.ones(2) * 1j], -1.0, 1.0)
+    with pytest.raises(TypeError, match="not a mix"):
+        pb.optim.clip_by_global_norm([pb.param(1.0), np.ones(2)], 1.0)
+
+
+# ---------------------------------------------------------------------------- saving state
+
+def _train(opt, W, x, y, steps):
+    for _ in range(steps):
+        np.mean((x @ W - y) ** 2).backward()
+        opt.step([W])
+
+
+def test_params_and_the_tracker_state_survive_np_savez(tmp_path):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(10, 3)), rng.normal(size=10)
+    W = pb.param(np.zeros(3))
+    opt = pb.optim.Adam(0.1)
+    _train(opt, W, x, y, 3)
+    np.savez(tmp_path / "params.npz", W=W.value)
+    np.savez(tmp_path / "opt.npz", **opt.state_dict([W]))
+    _train(opt, W, x, y, 4)                     # the run that is not interrupted
+
+    V = pb.param(np.load(tmp_path / "params.npz")["W"])
+    again = pb.optim.Adam(0.1)
+    with np.load(tmp_path / "opt.npz") as saved:
+        again.load_state_dict([V], saved)
+    assert again.count == 3
+    _train(again, V, x, y, 4)
+    np.testing.assert_array_equal(V.value, W.value)
+
+
+def test_the_functional_state_survives_np_savez(tmp_path):
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(10, 3)), rng.normal(size=10)
+    loss = lambda p: np.mean((x @ p["W"] + p["b"] - y) ** 2)   # noqa: E731
+    opt = pb.optim.AdamW(0.1)
+    params = {"W": np.zeros(3), "b": np.array(0.0)}
+    state = opt.init(params)
+    for _ in range(3):
+        params, state = opt.update(params, pb.grad(loss)(params), state)
+    leaves, treedef = pb.tree_flatten((params, state))
+    np.savez(tmp_path / "run.npz", *leaves)
+    with np.load(tmp_path / "run.npz") as saved:
+        params2, state2 = pb.tree_unflatten(treedef, [saved[f"arr_{i}"]
+                                                      for i in range(len(leaves))])
+    for _ in range(2):
+        params, state = opt.update(params, pb.grad(loss)(params), state)
+        params2, state2 = opt.update(params2, pb.grad(loss)(params2), state2)
+    np.testing.assert_array_equal(params2["W"], params["W"])
+    assert state2.count == 5
+
+
+def test_load_state_dict_refuses_what_does_not_fit():
+    W, V = pb.param(np.ones(2)), pb.param(np.ones(3))
+    opt = pb.optim.Adam(0.1)
+    np.sum(W ** 2).backward()
+    opt.step([W])
+    saved = opt.state_dict([W])
+    with pytest.raises(ValueError, match=r"0.exp_avg has shape \(2,\), but param 0 has shape"):
+        pb.optim.Adam(0.1).load_state_dict([V], saved)
+    with pytest.raises(ValueError, match="missing 0.momentum_buffer.*another optimizer"):
+        pb.optim.SGD(0.1, momentum=0.9).load_state_dict([W], saved)
+    with pytest.raises(ValueError, match="entries for no param of the 0 given: 0.exp_avg"):
+        pb.optim.Adam(0.1).load_state_dict([], saved)
+    with pytest.raises(ValueError, match="no 'step' entry"):
+        pb.optim.Adam(0.1).load_state_dict([W], {})

@@ -1,5 +1,9 @@
 """The Tracker face: param, backward, .grad, Params/Grads, gradient, update, no_grad."""
 
+import copy
+import pickle
+import traceback
+
 import numpy as np
 import pytest
 
@@ -308,3 +312,64 @@ def test_misuses_of_the_tracker_api_say_what_to_write(call, error, message):
     with pytest.raises(error, match=r"^pullback: .*" + message):
         call(W)
     assert type(W.value) is np.ndarray and W.value.shape == (3,)  # left as it was
+
+
+# ---------------------------------------------------------------------------- first contact
+
+def test_params_and_grads_show_names_shapes_and_dtypes():
+    W = pb.param(np.ones((3, 2)), name="W")
+    b = pb.param(np.zeros(2, np.float32))
+    ps = pb.Params([W, b])
+    assert repr(ps) == "Params(W: (3, 2) float64, #1: (2,) float32)"
+    gs = pb.gradient(lambda: np.sum(np.ones((4, 3)) @ W * b), ps)
+    assert repr(gs) == "Grads(W: (3, 2) float64, #1: (2,) float32)"
+    assert repr(W).endswith(", name='W')") and W.name == "W" and b.name is None
+    with pytest.raises(TypeError, match="name must be a str, got an int"):
+        pb.param(1.0, name=3)
+
+
+def test_the_public_classes_and_errors_show_their_public_names():
+    for cls in (pb.Param, pb.Params, pb.Grads, pb.LossError, pb.NoRuleError,
+                pb.NestedDifferentiationError):
+        assert cls.__module__ == "pullback" and getattr(pb, cls.__name__) is cls
+    with pytest.raises(pb.LossError) as info:
+        pb.grad(lambda x: x * np.inf)(1.0)
+    last = traceback.format_exception_only(info.type, info.value)[-1]
+    assert last.startswith("pullback.LossError: pullback: the loss of ") and " is inf" in last
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_a_param_pickles_with_its_value_grad_and_name(protocol):
+    W = pb.param(np.array([1.0, -2.0], np.float32), name="W")
+    np.sum(W * 3.0).backward()
+    V = pickle.loads(pickle.dumps(W, protocol=protocol))
+    assert isinstance(V, pb.Param) and V is not W and V.name == "W"
+    np.testing.assert_array_equal(V.value, W.value)
+    np.testing.assert_array_equal(V.grad, [3.0, 3.0])
+    assert V.value.dtype == np.float32 and V.grad.dtype == np.float32
+    np.sum(V ** 2).backward()                    # a live param of its own: .grad accumulates
+    np.testing.assert_array_equal(V.grad, [5.0, -1.0])
+    np.testing.assert_array_equal(W.grad, [3.0, 3.0])
+    W.grad = None
+    assert pickle.loads(pickle.dumps(W)).grad is None
+    C = copy.deepcopy(W)
+    assert C.name == "W" and C.grad is None
+    # an intermediate value still refuses, naming the fix
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pb.grad(lambda x: np.sum(pickle.loads(pickle.dumps(x * 2))))(np.ones(2))
+
+
+def test_pytorchs_spellings_get_an_answer():
+    W = pb.param(np.array([1.0, 2.0]))
+    for got in (W.detach(), W.numpy(), W.data):
+        assert type(got) is np.ndarray and got is W.value
+    assert W.requires_grad is True
+    W.data = np.array([5.0, 6.0])             # as W.value = ...
+    np.testing.assert_array_equal(W.value, [5.0, 6.0])
+    with pytest.raises(AttributeError, match=r"always tracked.*W\.value.*pb\.stop_gradient"):
+        W.requires_grad = False
+    W.requires_grad = True
+    # detach() inside a loss is a constant there, as in PyTorch
+    loss = np.sum(W * W.detach())
+    loss.backward()
+    np.testing.assert_array_equal(W.grad, [5.0, 6.0])

@@ -223,7 +223,7 @@ def test_a_value_assigned_from_the_argument_inside_a_transform_is_differentiated
 
 
 def test_a_gradient_of_a_loss_item_took_out_of_the_graph_is_refused():
-    # pb.gradient gave zeros where pb.grad refuses (the README's Errors table); inside a
+    # pb.gradient gave zeros where pb.grad refuses (docs/guide/errors.md); inside a
     # transform, where the params are boxed at a level of their own
     W = pb.param(W0[0])
     loss = lambda: W[0].item() ** 2 + sum(W.tolist())

@@ -1,6 +1,7 @@
 """Pytrees: flattening, rebuilding and mapping nested tuples, lists and dicts, and the
 messages for trees that do not fit."""
 
+import dataclasses
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -131,3 +132,109 @@ def test_tree_map_says_where_and_how_the_trees_differ(first, other, where, what)
 def test_tree_map_numbers_the_tree_that_differs():
     with pytest.raises(ValueError, match="tree 3 has another structure .* tree 3 has 1 item$"):
         pb.tree_map(lambda a, b, c: a, [1, 2], [3, 4], [5])
+
+
+# ---------------------------------------------------------------------------- ravel_pytree
+
+def test_ravel_pytree_flattens_to_one_vector_and_back_with_shapes_and_dtypes():
+    tree = {"W": np.arange(6.0).reshape(2, 3),
+            "b": (np.float32(0.5), [np.ones(2, np.float32)]),
+            "n": 2.0}
+    flat, unravel = pb.ravel_pytree(tree)
+    assert flat.shape == (10,) and flat.dtype == np.float64
+    back = unravel(flat + 1.0)
+    assert back["W"].shape == (2, 3) and back["b"][1][0].dtype == np.float32
+    np.testing.assert_array_equal(back["W"], tree["W"] + 1.0)
+    assert back["b"][0] == np.float32(1.5) and back["n"] == 3.0
+    empty, unravel_empty = pb.ravel_pytree({})
+    assert empty.shape == (0,) and unravel_empty(empty) == {}
+    with pytest.raises(ValueError, match=r"unravel takes a 1-d vector of 10 entries.*\(8,\)"):
+        unravel(np.zeros(8))
+
+
+def test_ravel_pytree_is_differentiable_both_ways():
+    tree = {"W": np.array([[0.3, -1.2], [0.7, 2.0]]), "b": np.array([0.1, -0.4])}
+
+    def loss(t):  # through the vector and back through unravel
+        flat, unravel = pb.ravel_pytree(t)
+        again = unravel(np.sin(flat))
+        return np.sum(again["W"] @ again["b"]) + np.sum(flat ** 3)
+
+    pb.check_grads(loss, tree, order=2)
+    _, unravel = pb.ravel_pytree(tree)
+    pb.check_grads(lambda v: np.sum(unravel(v)["W"] ** 2 * np.sum(unravel(v)["b"])),
+                   np.linspace(-1.0, 1.0, 6), order=2)
+
+
+# ---------------------------------------------------------------------------- registered nodes
+
+class Affine:
+    """A user's class, registered as a node: W and b are children, the name is aux."""
+
+    def __init__(self, W, b, name="layer"):
+        self.W, self.b, self.name = W, b, name
+
+
+pb.register_pytree_node(Affine, lambda m: ((m.W, m.b), m.name),
+                        lambda name, children: Affine(*children, name=name))
+
+
+@dataclasses.dataclass(frozen=True)
+class Linear:
+    W: np.ndarray
+    b: np.ndarray
+    activation: str = "tanh"
+
+
+pb.register_dataclass(Linear, static=["activation"])
+
+
+def apply(layer, x):
+    return getattr(np, layer.activation)(x @ layer.W + layer.b)
+
+
+def test_a_registered_class_is_differentiated_mapped_and_rebuilt():
+    m = Affine(np.array([1.0, -2.0]), np.array(0.5), name="first")
+    leaves, treedef = pb.tree_flatten({"m": m})
+    assert len(leaves) == 2
+    back = pb.tree_unflatten(treedef, [2 * leaves[0], leaves[1]])["m"]
+    assert isinstance(back, Affine) and back.name == "first"
+    np.testing.assert_array_equal(back.W, [2.0, -4.0])
+    pb.check_grads(lambda m: np.sum(np.tanh(m.W) * m.b ** 2), m, order=2)
+    g = pb.grad(lambda m: np.sum(np.tanh(m.W) * m.b ** 2))(m)
+    assert isinstance(g, Affine) and g.name == "first" and g.W.shape == (2,)
+    other = Affine(np.ones(2), np.array(1.0), name="second")   # another aux: another tree
+    with pytest.raises(ValueError, match="another structure"):
+        pb.tree_map(np.add, m, other)
+
+
+def test_a_dataclass_with_a_static_field_trains_with_an_optimizer():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), rng.normal(size=(20, 2))
+    layer = Linear(rng.normal(size=(3, 2)) * 0.1, np.zeros(2))
+
+    def loss(layer):
+        return np.mean((apply(layer, x) - y) ** 2)
+
+    pb.check_grads(loss, layer, order=2)
+    g = pb.grad(loss)(layer)
+    assert isinstance(g, Linear) and g.activation == "tanh" and g.W.shape == (3, 2)
+    opt = pb.optim.Adam(0.05)
+    state = opt.init(layer)
+    first = loss(layer)
+    for _ in range(20):
+        layer, state = opt.update(layer, pb.grad(loss)(layer), state)
+    assert isinstance(layer, Linear) and loss(layer) < first
+    flat, unravel = pb.ravel_pytree(layer)
+    assert flat.shape == (8,) and unravel(flat).activation == "tanh"
+
+
+def test_registering_is_refused_where_it_cannot_work():
+    with pytest.raises(TypeError, match="register_dataclass takes a class made with"):
+        pb.register_dataclass(Affine)
+    with pytest.raises(ValueError, match="Linear has no field 'bias'"):
+        pb.register_dataclass(Linear, static=["bias"])
+    with pytest.raises(ValueError, match="list is already a pytree node"):
+        pb.register_pytree_node(list, lambda x: (x, None), lambda a, c: c)
+    with pytest.raises(TypeError, match="two functions after the class"):
+        pb.register_pytree_node(Pair.__class__, None, None)
