@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 
 import numpy as np
 import pytest
@@ -302,7 +301,7 @@ def test_a_numpy_function_saved_before_a_differentiation_keeps_numpys_refusal_wo
         except TypeError as error:
             print(str(error)[:10])
     """)
-    assert out.strip() == "pullback: "
+    assert out.strip() == "pullback:"
 
 
 def test_dir_shows_the_public_api_and_no_internal_module():
