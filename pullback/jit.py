@@ -94,6 +94,9 @@ class _Trace:
         # the writeable arrays the recorded calls took as constants, with their bits then
         # (a write into one later in the trace, which the program would not see: eager)
         self.constants: dict[int, tuple[np.ndarray, Any] | None] = {}
+        # the arrays handed out as they are (``__array__``: NumPy's np.asarray(x) is x
+        # itself), with their bits then: a write through one, restored, makes the call eager
+        self.handed: dict[int, tuple[np.ndarray, Any]] = {}
 
 
 def _has_live(args, kwargs):
@@ -270,9 +273,9 @@ def _wrap(trace, out, node, args):
             f"{type(out).__name__} of dtype {out.dtype}: a subclass of np.ndarray or an "
             "object array", "Pass plain arrays of numbers to jit it.")
     if isinstance(out, _SCALARS):
-        for a in args:  # the function handed back its input (astype to the same dtype)
-            if isinstance(a, Traced) and a.value is out:
-                return a
+        # always a node, even where the result is an operand's own object: whether NumPy
+        # hands back its input can depend on the values (np.True_ | np.False_ is np.True_,
+        # a singleton; np.real_if_close), so only the replayed call says what it is
         box = Traced(out, trace.level, node)
         trace.events.append(box)
         return box
@@ -444,7 +447,13 @@ class Traced(Tracked):
         return _guard(self, "tolist", np.asarray(self.value).tolist())
 
     def __array__(self, dtype=None, copy=None):
-        value = np.array(self.value, dtype=dtype)
+        value = self.value
+        if copy is not True and type(value) is np.ndarray and (
+                dtype is None or np.dtype(dtype) == value.dtype):
+            # NumPy's answer, x itself: a write through it is seen when the trace ends
+            _trace_of(self).handed.setdefault(id(value), (value, _snapshot(value)))
+        else:
+            value = np.array(value, dtype=dtype)
         _guard(self, ("array", value.dtype), value.copy())
         return value
 
@@ -1821,6 +1830,7 @@ class Jitted:
                 out = self._f(*targs, **tkwargs)
         except _Untraceable:
             _restore(watched)
+            _restore_handed(trace)
             raise
         finally:
             rebound = ""
@@ -1830,6 +1840,12 @@ class Jitted:
                 with contextlib.suppress(LookupError, AttributeError, TypeError, ValueError):
                     c.set(v)
             del _traces[trace.level]
+        if _restore_handed(trace):
+            _restore(watched)
+            raise _Untraceable(
+                "it writes through np.asarray(x) or x.__array__() of a traced array, which "
+                "is x's own memory, as in NumPy", "Write the update out of place "
+                "(v = x + 1.0 for v = np.asarray(x); v += 1.0) to jit it.")
         if not (complete and seen_all) and not self._warned_reach:
             self._warned_reach = True
             warnings.warn(
@@ -1889,6 +1905,19 @@ def _written(trace):
     written = any(_bits_changed(*c) for c in trace.constants.values() if c is not None)
     trace.constants.clear()
     return written
+
+
+def _restore_handed(trace):
+    """Whether an array ``__array__`` handed out as it is was written through during the
+    trace; each is put back as it was (the call runs eagerly, and writes it once)."""
+    changed = [(a, data) for a, data in trace.handed.values() if _bits_changed(a, data)]
+    trace.handed.clear()
+    for a, data in changed:
+        with contextlib.suppress(ValueError):  # (one made read-only since: left)
+            saved = np.frombuffer(data, a.dtype) if type(data) is bytes else data.view(
+                a.dtype)
+            np.copyto(a, saved.reshape(a.shape))
+    return bool(changed)
 
 
 def _restore(watched):
