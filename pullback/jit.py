@@ -32,6 +32,7 @@ import linecache
 import math
 import numbers
 import operator
+import os
 import random
 import sys
 import types
@@ -126,8 +127,34 @@ class _Untraceable(Exception):
     ``advice`` says what to change to jit it."""
 
     def __init__(self, why, advice=_WRITE_ADVICE):
+        rule = _rule_frame(sys._getframe(1))
+        if rule is not None:  # a step of pullback's own, not one the function wrote
+            where = rule.f_code.co_filename.rpartition(f"{_PACKAGE}{os.sep}")[2]
+            why = (f"{why}, in {rule.f_code.co_name}, a step of pullback's derivative rules "
+                   f"(pullback/{where}:{rule.f_lineno}), not of the function")
+            advice = "pullback's rule has no program form yet; the function needs no change."
         super().__init__(why)
         self.advice = advice
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_NUMPY = os.path.dirname(np.__file__)
+# pullback's files that pass a call on (the dispatch, NumPy's wrapped names, the trace)
+_PASSING = frozenset(os.path.join(_PACKAGE, f) for f in (
+    "jit.py", "core.py", "construct.py", "registry.py"))
+_RULES = os.path.join(_PACKAGE, "rules", "")
+
+
+def _rule_frame(frame):
+    """The frame of a rule of pullback's (rules/) that made the call a trace met, looking
+    through NumPy's frames and those of pullback's dispatch; None for any other code."""
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if file in _PASSING or file.startswith(_NUMPY):
+            frame = frame.f_back
+            continue
+        return frame if file.startswith(_RULES) else None
+    return None
 
 
 class _Rescanned(Exception):

@@ -1090,3 +1090,25 @@ def test_a_gradient_through_sort_and_partition_compiles(f):
             x = rng.normal(size=(2, 5))
             np.testing.assert_allclose(jitted(x), central_differences(f, x), atol=1e-6)
     assert jitted.traces == 1
+
+
+def test_a_step_of_a_rule_that_cannot_be_recorded_is_named_as_the_rules():
+    from pullback.rules import _util
+
+    def f(x):
+        return np.sum(x * 2.0)
+
+    # a rule's own write into an array, as a module of pullback/rules would have it; the
+    # same code in the user's file is the user's
+    text = ("def step(x):\n    out = np.zeros(3)\n"
+            "    np.put_along_axis(out, np.array([0, 1, 2]), x, axis=0)\n    return out\n")
+    rule, user = {"np": np}, {"np": np}
+    exec(compile(text, _util.__file__, "exec"), rule)
+    exec(compile(text, __file__, "exec"), user)
+    with pytest.warns(RuntimeWarning, match=r"in step, a step of pullback's derivative rules "
+                                           r"\(pullback/rules/_util\.py:3\), not of the "
+                                           r"function.*needs no change"):
+        pb.jit(lambda x: f(rule["step"](x)))(np.ones(3))
+    with pytest.warns(RuntimeWarning, match=r"put_along_axis writes into an array in place\)"
+                                           r".*Write the update out of place"):
+        pb.jit(lambda x: f(user["step"](x)))(np.ones(3))
