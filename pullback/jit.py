@@ -22,6 +22,7 @@ refused: a jitted call is never silently other than the eager one (docs/guide/ji
 
 from __future__ import annotations
 
+import builtins
 import collections
 import collections.abc
 import contextlib
@@ -1159,7 +1160,7 @@ def _scan(f):
     arguments): ``(label, root, steps)`` for ``_reach``."""
     arrays: dict[tuple[int, tuple], _Captured] = {}
     generators: list[Any] = []
-    roots: list[tuple[Any, ...]] = []
+    roots: list[tuple[Any, ...]] = []  # (label, root, steps, rebindable, the code it is of)
     seen: set[int] = set()
     complete = [True]
 
@@ -1171,11 +1172,11 @@ def _scan(f):
             return
         seen.add(id(fn))
         if isinstance(fn, functools.partial):
-            roots.append((label, fn, ()))
+            roots.append((label, fn, (), True, None))
             visit(fn.func, depth + 1)
             return
         if isinstance(fn, types.MethodType):
-            roots.append(("self", fn.__self__, ()))
+            roots.append(("self", fn.__self__, (), True, None))
             visit(fn.__func__, depth + 1)
             methods(type(fn.__self__), depth + 1)
             return
@@ -1186,7 +1187,7 @@ def _scan(f):
             call = next((c.__dict__["__call__"] for c in type(fn).__mro__
                          if "__call__" in c.__dict__), None)
             if isinstance(call, types.FunctionType):  # an object called as a function
-                roots.append((label, fn, ()))
+                roots.append((label, fn, (), True, None))
                 visit(call, depth + 1)
                 methods(type(fn), depth + 1)
             return
@@ -1194,8 +1195,9 @@ def _scan(f):
         if _others(scope.get("__name__")):  # (NumPy's, SciPy's: no user state)
             return
         library = str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES
+        code = fn.__code__  # (what the roots below matter for: a call that runs it)
         if not library:
-            roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),))
+            roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),), True, code)
                          for name in ("__defaults__", "__kwdefaults__"))
         values = []
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -1211,14 +1213,14 @@ def _scan(f):
                 arrays.setdefault((id(root), steps), _Captured(name, root, steps))
                 continue
             if not library:
-                roots.append((name, root, steps))
+                roots.append((name, root, steps, True, code))
             elif root is not scope and not (callable(v) or isinstance(v, str)):
-                roots.append((name, root, steps, False))  # (pullback's own closure: its
+                roots.append((name, root, steps, False, code))  # (pullback's own closure: its
                 # cells are never rebound, and its functions are visited)
             if isinstance(v, types.ModuleType) and not _library(
                     v.__name__):  # config.W: a constant, as an attribute
-                roots.extend((f"{name}.{n}", v.__dict__, ((False, n),)) for n in names
-                             if n in v.__dict__ and not callable(v.__dict__[n]))
+                roots.extend((f"{name}.{n}", v.__dict__, ((False, n),), True, code)
+                             for n in names if n in v.__dict__ and not callable(v.__dict__[n]))
                 for n in names:  # helpers.f(x): the globals that f reads too
                     if isinstance(v.__dict__.get(n), types.FunctionType):
                         visit(v.__dict__[n], depth + 1, f"{name}.{n}")
@@ -1252,12 +1254,13 @@ class _Watched:
     are kept, and a call that finds it changed in place, or another array in its place,
     traces again."""
 
-    __slots__ = ("label", "root", "steps", "array", "shape", "data")
+    __slots__ = ("label", "root", "steps", "array", "shape", "data", "first")
 
-    def __init__(self, label, root, steps, array, data):
+    def __init__(self, label, root, steps, array, data, first=True):
         self.label, self.root, self.steps, self.array, self.data = (
             label, root, steps, array, data)
         self.shape = array.shape
+        self.first = first  # (an array reached again: its bits are compared at the first)
 
     def current(self):
         return _follow(self.root, self.steps)
@@ -1269,7 +1272,7 @@ class _Watched:
             return True
         if x is not self.array or x.shape != self.shape:
             return True
-        return _bits_changed(x, self.data)
+        return self.first and _bits_changed(x, self.data)
 
     def restore(self):
         """Put back what the trace found here: the function changed it, and runs eagerly."""
@@ -1383,8 +1386,11 @@ class _WatchedItems(_Watched):
         x, saved = self.array, self.data
         if isinstance(x, (set, frozenset)):
             return x != saved
-        now = _items(x)
-        return len(now) != len(saved) or list(now) != list(saved)  # (the keys, in order)
+        if isinstance(x, (list, tuple, collections.deque)):
+            return len(x) != len(saved)
+        now = x if isinstance(x, dict) else x.__dict__ if isinstance(x, type) else (
+            getattr(x, "__dict__", None) or {})
+        return len(now) != len(saved) or any(map(operator.ne, now, saved))  # (the keys)
 
     def restore(self):
         x, saved = self.array, self.data
@@ -1434,14 +1440,19 @@ def _others(module):
     return _library(module) and str(module or "").partition(".")[0] != "pullback"
 
 
-def _reach(roots, visited):
+def _reach(roots, visited, read=None):
     """``(watched, generators, complete)``: what is reachable from ``roots`` (arrays as
     ``_Watched``, numbers as ``_WatchedNumber``, every other value by identity and every
     container by its keys), the random generators, and whether the walk saw everything.
     Functions in ``visited`` were scanned already (their closures' arrays are traced);
     other functions reached (an argument, a method, a property, another module's) are
     looked into: closures, defaults and the globals they read. An iterator (a batch
-    iterator ``next(batches)``) is state the function changes: its call runs eagerly."""
+    iterator ``next(batches)``) is state the function changes: its call runs eagerly.
+    With ``read`` (what ran in the trace: ``_reading``), an object's attributes and its
+    class's are followed only where their names are among those its code can read (a
+    class's special methods always), and a function only where it ran: what the function
+    can have read, not all that an object it reaches holds. An array reached twice is
+    compared once (``first``)."""
     watched: list[_Watched] = []
     generators: list[Any] = []
     seen: set[int] = set()
@@ -1452,9 +1463,10 @@ def _reach(roots, visited):
     def walk(x, label, root, steps, depth, rebindable=True):
         nonlocal complete
         if isinstance(x, np.ndarray) and x.dtype.kind != "O":
-            if id(x) not in data:
+            first = id(x) not in data
+            if first:
                 data[id(x)] = _snapshot(x)
-            watched.append(_Watched(label, root, steps, x, data[id(x)]))
+            watched.append(_Watched(label, root, steps, x, data[id(x)], first))
             return
         if isinstance(x, _NUMBERS) and steps:
             watched.append(_WatchedNumber(label, root, steps, x))
@@ -1494,8 +1506,9 @@ def _reach(roots, visited):
             watched.append(_WatchedItems(label, x))
             return
         elif isinstance(x, types.FunctionType):
-            if id(x) in visited or _others(x.__globals__.get("__name__")):
-                return
+            if id(x) in visited or _others(x.__globals__.get("__name__")) or (
+                    read is not None and x.__code__ not in read.codes):
+                return  # (scanned, a library's, or one that did not run)
             cells = zip(x.__code__.co_freevars, x.__closure__ or ())
             for name, cell in cells:
                 walk_at(cell, ((True, "cell_contents"),), name, cell, (), depth, False)
@@ -1519,7 +1532,8 @@ def _reach(roots, visited):
         elif isinstance(x, type):  # a class reached directly (K.W) or an instance's
             watched.append(_WatchedItems(label, x))
             for n in list(x.__dict__):
-                if n not in ("__dict__", "__weakref__", "__doc__", "__module__"):
+                if n not in ("__dict__", "__weakref__", "__doc__", "__module__") and (
+                        read is None or n in read.names or n[:2] == "__" == n[-2:]):
                     walk_at(x, ((True, "__dict__"), (False, n)), label, root, steps,
                             depth + 1)
             return
@@ -1533,7 +1547,7 @@ def _reach(roots, visited):
                     n for n in slots if n not in ("__dict__", "__weakref__")]
                 if not _library(cls.__module__):  # its methods, properties, attributes
                     walk(cls, cls.__name__, cls, (), depth + 1)
-            items = [(True, n) for n in names]
+            items = [(True, n) for n in names if read is None or n in read.names]
         fixed = isinstance(x, (tuple, types.MethodType, functools.partial, property,
                               staticmethod, classmethod))  # (what cannot be rebound)
         for step in items:
@@ -1553,9 +1567,11 @@ def _reach(roots, visited):
             label = f"{label}.{key}" if attribute else f"{label}[{key!r}]"
         walk(value, label, root, steps + path, depth, rebindable)
 
-    for label, root, steps, *fixed in roots:  # (a function's defaults: rebound rarely)
-        walk_at(root, steps, label, root, (), 0, False, not fixed and (steps[-1][1] not in (
-            "__defaults__", "__kwdefaults__") if steps else True))
+    for label, root, steps, rebindable, code in roots:
+        if read is not None and code is not None and code not in read.codes:
+            continue  # (the state of a function that did not run)
+        walk_at(root, steps, label, root, (), 0, False, rebindable and (steps[-1][1] not in (
+            "__defaults__", "__kwdefaults__") if steps else True))  # (rebound rarely)
     return watched, generators, complete
 
 
@@ -1574,6 +1590,74 @@ def _random_state(generators):
             g, "_bit_generator", g)
         states.append(repr(bits.state))
     return states
+
+
+# what makes the attributes a function reads unknowable from the names in its code
+_DYNAMIC = frozenset({"__dict__", "vars", "__getattribute__", "dir"})
+
+
+class _Reading:
+    """The attribute names the code run inside ``_reading`` can read: ``names``, or None
+    where they cannot be known."""
+
+    def __init__(self):
+        self.codes: dict[types.CodeType, str] = {}
+        self.asked: set[Any] = set()
+        self.names: set[str] | None = None
+        self.compiled = False  # (a call into another library's compiled code)
+
+
+@contextlib.contextmanager
+def _reading():
+    """For the length of one trace, the names of the attributes its code can read: those
+    in the code of every function that runs (its names and string constants, as
+    ``getattr(self, "offset", 0)`` has it) and those given to ``getattr`` and ``hasattr``
+    (made at run time). The functions that run are seen by ``sys.setprofile``, which calls
+    on to a profile function set before; where one set in C (cProfile) is there, or the
+    user's code reads ``__dict__`` or ``vars()``, or calls another library's compiled
+    functions (Cython's), the names are None: anything."""
+    reading = _Reading()
+    previous = sys.getprofile()
+    if previous is not None and not callable(previous):
+        yield reading
+        return
+    codes, asked = reading.codes, reading.asked
+    real_getattr, real_hasattr = builtins.getattr, builtins.hasattr
+
+    def profile(frame, event, arg):
+        if event == "call":
+            codes[frame.f_code] = frame.f_globals.get("__name__", "")
+        elif event == "c_call" and not reading.compiled:  # another library's compiled
+            module = getattr(arg, "__module__", None)  # function (Cython's), whose
+            reading.compiled = type(module) is str and not _library(module)  # reads no
+            # code object shows (a builtin method has no module)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    def getattr(obj, name, *default):
+        asked.add(name)
+        return real_getattr(obj, name, *default)
+
+    def hasattr(obj, name):
+        asked.add(name)
+        return real_hasattr(obj, name)
+
+    sys.setprofile(profile)
+    builtins.getattr, builtins.hasattr = getattr, hasattr
+    try:
+        yield reading
+    finally:
+        builtins.getattr, builtins.hasattr = real_getattr, real_hasattr
+        sys.setprofile(previous)
+    if reading.compiled:
+        return  # (names: None)
+    names = {n for n in asked if type(n) is str}
+    for code, module in codes.items():
+        if not _library(module) and not _DYNAMIC.isdisjoint(code.co_names):
+            return  # (names: None)
+        names.update(code.co_names)
+        names.update(c for c in code.co_consts if type(c) is str)
+    reading.names = names
 
 
 _entropy = [0]  # the fresh seeds drawn in traces (NumPy's SeedSequence() without entropy)
@@ -1833,7 +1917,7 @@ class Jitted:
             else:
                 boxed.append(x)
                 if not isinstance(x, _OPAQUE):  # an object: its arrays are constants
-                    roots.append((name, x, ()))
+                    roots.append((name, x, (), True, None))
         targs, tkwargs = tree_unflatten(treedef, boxed)
         swapped: list[tuple[_Captured, Any, Traced]] = []
         watched: list[_Watched] = []
@@ -1853,7 +1937,7 @@ class Jitted:
             generators += self._generators
             before = _random_state(generators)
             raising = _raising[0]
-            with _counting():
+            with _counting(), _reading() as read:
                 out = self._f(*targs, **tkwargs)
         except _Untraceable:
             _restore(watched)
@@ -1873,14 +1957,6 @@ class Jitted:
                 "it writes through np.asarray(x) or x.__array__() of a traced array, which "
                 "is x's own memory, as in NumPy", "Write the update out of place "
                 "(v = x + 1.0 for v = np.asarray(x); v += 1.0) to jit it.")
-        if not (complete and seen_all) and not self._warned_reach:
-            self._warned_reach = True
-            warnings.warn(
-                f"pullback: pb.jit({self._fname}) reaches more containers, attributes and "
-                f"functions than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep; "
-                f"calls {_SCAN_DEPTH} deep), so a change to the state beyond them between "
-                "calls is not seen; pass the arrays that change as arguments",
-                RuntimeWarning, stacklevel=4)
         if _random_state(generators) != before:
             _restore(watched)
             raise TypeError(
@@ -1905,6 +1981,16 @@ class Jitted:
                 "it writes into an array after a NumPy call took it (the program would "
                 "replay the call on the array's last values)", "Make a new array for "
                 "each use (np.zeros(3) inside the loop, or w = w * 3) to jit it.")
+        if read.names is not None:  # watched from now on: what the code can have read
+            watched, _, complete = _reach(roots, self._scanned, read)
+        if not (complete and seen_all) and not self._warned_reach:
+            self._warned_reach = True
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) reaches more containers, attributes and "
+                f"functions than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep; "
+                f"calls {_SCAN_DEPTH} deep), so a change to the state beyond them between "
+                "calls is not seen; pass the arrays that change as arguments",
+                RuntimeWarning, stacklevel=3)
         outs, out_def = tree_flatten(out)
         for o in outs:
             if isinstance(o, Tracked) and not isinstance(o, Traced):
