@@ -1572,7 +1572,9 @@ def _reach(roots, visited, read=None):
             continue  # (the state of a function that did not run)
         walk_at(root, steps, label, root, (), 0, False, rebindable and (steps[-1][1] not in (
             "__defaults__", "__kwdefaults__") if steps else True))  # (rebound rarely)
-    return watched, generators, complete
+    found = watched[:]  # (walk and walk_at hold each other, and these: emptied, a walk
+    watched.clear(), data.clear(), seen.clear()  # not kept is freed at once, not by the
+    return found, generators, complete  # collector, which an eager call then pays for)
 
 
 def _random_state(generators):
