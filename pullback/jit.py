@@ -15,7 +15,9 @@ the shape of a result that values set (``x[x > 0]``, ``np.repeat`` by counts com
 Python read of a value (``hash``, ``repr``, ``bytes``, a string NumPy makes of it). What the
 function reaches other than as arguments, closures' and globals' arrays is constant in the
 program, compared with what the trace saw on every call (``_Watched``: arrays by their bits,
-numbers and strings by value, other objects by identity, containers by their keys). What
+numbers and strings by value, other objects by identity, containers by their keys): what
+the trace can have read (``_reading``: the attributes named in the code that ran, the
+state of the functions that ran), not all that the function reaches. What
 a program cannot replay runs eagerly, with a warning (``_Untraceable``), and randomness is
 refused: a jitted call is never silently other than the eager one (docs/guide/jit.md).
 """
