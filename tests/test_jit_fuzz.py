@@ -12,7 +12,9 @@ values (``if`` on comparisons, on 0-d booleans combined with ``| & ^ == !=``, ``
 ``*``, ``np.logical_*`` and ``np.maximum``, on ``float()`` and ``.item()``, loops counted
 by state), and now and then a write through ``np.asarray(x)``. Between calls the state
 changes: ``W`` written in place or rebound, ``scale`` rebound, ``G`` replaced or written,
-``N`` counted up, ``obj.b`` and ``obj.mode`` set. Half the programs return a tuple of
+``N`` counted up, ``obj.b``, ``obj.mode`` and ``obj.k`` (read by ``getattr`` with a
+default) set, an attribute no program reads written, the method ``obj.scaled`` replaced
+on the class. Half the programs return a tuple of
 arrays, numbers and booleans; the other half a loss, jitted as ``pb.grad(loss)``.
 
     python -m tests.test_jit_fuzz --count 5000 [--seed 0]   # a longer run, with counts
@@ -33,7 +35,8 @@ import pullback as pb
 _UNARY = ["np.sin({})", "np.tanh({})", "np.abs({})", "np.exp(np.minimum({}, 2.0))",
           "np.sqrt(np.abs({}) + 1.0)", "-{}", "{}[::-1]", "np.sort({})", "np.cumsum({})",
           "np.clip({}, -0.5, 0.5)", "np.maximum({}, 0.0)", "{} * scale", "{} * 2.0",
-          "np.partition({}, 0)", "np.fmax({}, 0.1)", "np.round({} * 1.0, 1)"]
+          "np.partition({}, 0)", "np.fmax({}, 0.1)", "np.round({} * 1.0, 1)",
+          "{} * getattr(obj, 'k', 1.0)", "{} * obj.scaled()"]
 _BINARY = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.minimum({}, {})",
            "np.where({0} > {1}, {0}, {1})", "{} / (1.0 + {} ** 2)", "np.fmin({}, {})"]
 _SCALAR = ["np.sum({})", "np.mean({})", "np.max({})", "np.min({})", "{}[0]", "{}[-1]",
@@ -49,6 +52,10 @@ class _Obj:
 
     def __init__(self, b, mode):
         self.b, self.mode = b, mode
+        self.unread = [np.zeros(2) for _ in range(50)]  # (what no program reads)
+
+    def scaled(self):
+        return self.b[0] * 2.0 if self.mode == "a" else 0.5
 
 
 class _Writer:
@@ -209,7 +216,7 @@ def _values(rng, n, m, k, dtype):
 
 def _change(rng, ns, rebind, state, n):
     """Change the state the program reads but does not take as arguments."""
-    what = rng.integers(0, 8)
+    what = rng.integers(0, 11)
     if what == 0:
         state["W"][...] = rng.normal(size=n)  # in place
     elif what == 1:
@@ -226,8 +233,17 @@ def _change(rng, ns, rebind, state, n):
         ns["N"] += 1
     elif what == 6:
         ns["obj"].b = rng.normal(size=n)
-    else:
+    elif what == 7:
         ns["obj"].mode = "b" if ns["obj"].mode == "a" else "a"
+    elif what == 8:  # an attribute read by getattr with a default, set and then removed
+        if hasattr(ns["obj"], "k"):
+            del ns["obj"].k
+        else:
+            ns["obj"].k = float(rng.normal())
+    elif what == 9:
+        ns["obj"].unread[3][0] += 1.0
+    else:
+        type(ns["obj"]).scaled = lambda self: self.b[-1] - 1.0  # the class's method
 
 
 def _outcome(call, *args, counts=None):
@@ -272,8 +288,8 @@ def run(count, seed=0, calls=6, report=None):
         rng = np.random.default_rng(p)
         n, m = int(rng.integers(1, 4)), int(rng.integers(2, 4))
         dtype = np.float32 if rng.random() < 0.2 else np.float64
-        ns = {"np": np, "G": rng.normal(size=n), "N": 1,
-              "obj": _Obj(rng.normal(size=n), "a")}
+        obj = type("Obj", (_Obj,), {})(rng.normal(size=n), "a")  # (a class of its own)
+        ns = {"np": np, "G": rng.normal(size=n), "N": 1, "obj": obj}
         exec(compile(source, f"<jit fuzz {p}>", "exec"), ns)
         state = {"W": rng.normal(size=n), "scale": 0.7}
         f, rebind = ns["make"](state["W"], state["scale"])
