@@ -38,6 +38,7 @@ import operator
 import os
 import random
 import sys
+import threading
 import types
 import warnings
 import weakref
@@ -1611,6 +1612,40 @@ class _Reading:
         self.compiled = False  # (a call into another library's compiled code)
 
 
+_active: list[_Reading] = []  # the traces reading now, in any thread
+_builtins: list[Any] = []  # builtins' getattr and hasattr while they are wrapped
+_active_lock = threading.Lock()
+
+
+def _asking_getattr(obj, name, *default):  # builtins.getattr while a trace reads
+    for reading in tuple(_active):
+        reading.asked.add(name)
+    return _builtins[0](obj, name, *default)
+
+
+def _asking_hasattr(obj, name):
+    for reading in tuple(_active):
+        reading.asked.add(name)
+    return _builtins[1](obj, name)
+
+
+def _ask(reading, start):
+    """Add ``reading`` to the traces told of the names given to getattr and hasattr
+    (``start``), or take it off; the first puts the wrappers in builtins, the last puts
+    builtins' own back."""
+    with _active_lock:
+        if start:
+            if not _active:
+                _builtins[:] = [builtins.getattr, builtins.hasattr]
+                builtins.getattr, builtins.hasattr = _asking_getattr, _asking_hasattr
+            _active.append(reading)
+            return
+        _active.remove(reading)
+        if not _active:
+            builtins.getattr, builtins.hasattr = _builtins
+            _builtins.clear()
+
+
 @contextlib.contextmanager
 def _reading():
     """For the length of one trace, the names of the attributes its code can read: those
@@ -1625,8 +1660,7 @@ def _reading():
     if previous is not None and not callable(previous):
         yield reading
         return
-    codes, asked = reading.codes, reading.asked
-    real_getattr, real_hasattr = builtins.getattr, builtins.hasattr
+    codes = reading.codes
 
     def profile(frame, event, arg):
         if event == "call":
@@ -1638,24 +1672,16 @@ def _reading():
         if previous is not None:
             previous(frame, event, arg)
 
-    def getattr(obj, name, *default):
-        asked.add(name)
-        return real_getattr(obj, name, *default)
-
-    def hasattr(obj, name):
-        asked.add(name)
-        return real_hasattr(obj, name)
-
     sys.setprofile(profile)
-    builtins.getattr, builtins.hasattr = getattr, hasattr
+    _ask(reading, True)
     try:
         yield reading
     finally:
-        builtins.getattr, builtins.hasattr = real_getattr, real_hasattr
+        _ask(reading, False)
         sys.setprofile(previous)
     if reading.compiled:
         return  # (names: None)
-    names = {n for n in asked if type(n) is str}
+    names = {n for n in reading.asked if type(n) is str}
     for code, module in codes.items():
         if not _library(module) and not _DYNAMIC.isdisjoint(code.co_names):
             return  # (names: None)

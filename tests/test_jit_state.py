@@ -606,3 +606,29 @@ def test_a_trace_leaves_the_profile_function_and_getattr_as_it_found_them():
         profiler.disable()
     model.penalty = 3.0
     _same(jitted(w), model.loglike(w))
+
+
+def test_traces_in_two_threads_leave_getattr_as_they_found_it():
+    import builtins
+    import threading
+
+    before = builtins.getattr
+    errors = []
+
+    def work(seed):
+        try:
+            model, rng = _model(seed)
+            for _ in range(5):  # (a new object each time: a trace each time)
+                model = _Model(model.exog, model.endog)
+                w = rng.normal(size=3)
+                _same(pb.jit(pb.grad(model.loglike))(w), pb.grad(model.loglike)(w))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert builtins.getattr is before
