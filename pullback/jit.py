@@ -1686,7 +1686,9 @@ def _reading():
         if not _library(module) and not _DYNAMIC.isdisjoint(code.co_names):
             return  # (names: None)
         names.update(code.co_names)
-        names.update(c for c in code.co_consts if type(c) is str)
+        for c in code.co_consts:  # (operator.attrgetter("link.inverse"): each part)
+            if type(c) is str:
+                names.update(c.split(".") if "." in c else (c,))
     reading.names = names
 
 

@@ -632,3 +632,25 @@ def test_traces_in_two_threads_leave_getattr_as_they_found_it():
         t.join()
     assert not errors, errors
     assert builtins.getattr is before
+
+
+def test_attributes_read_by_operator_attrgetter_are_watched():
+    import operator
+
+    class Link:
+        def __init__(self):
+            self.degree_k = 2.0
+
+    class Holder:
+        def __init__(self):
+            self.linkage = Link()
+
+        def f(self, x):
+            return x ** operator.attrgetter("linkage.degree_k")(self)
+
+    obj = Holder()
+    jitted = pb.jit(obj.f)
+    x = np.arange(1.0, 4.0)
+    _same(jitted(x), obj.f(x))
+    obj.linkage.degree_k = 3.0
+    _same(jitted(x), obj.f(x))
