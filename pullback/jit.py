@@ -1618,14 +1618,16 @@ _active_lock = threading.Lock()
 
 
 def _asking_getattr(obj, name, *default):  # builtins.getattr while a trace reads
-    for reading in tuple(_active):
-        reading.asked.add(name)
+    if type(name) is str:  # (another type: getattr's own TypeError)
+        for reading in tuple(_active):
+            reading.asked.add(name)
     return _builtins[0](obj, name, *default)
 
 
 def _asking_hasattr(obj, name):
-    for reading in tuple(_active):
-        reading.asked.add(name)
+    if type(name) is str:
+        for reading in tuple(_active):
+            reading.asked.add(name)
     return _builtins[1](obj, name)
 
 
@@ -1681,7 +1683,7 @@ def _reading():
         sys.setprofile(previous)
     if reading.compiled:
         return  # (names: None)
-    names = {n for n in reading.asked if type(n) is str}
+    names = set(reading.asked)
     for code, module in codes.items():
         if not _library(module) and not _DYNAMIC.isdisjoint(code.co_names):
             return  # (names: None)
