@@ -247,12 +247,14 @@ class _Swaps:
     when the owner's entries are as recorded (the common case: a loop in Python over every
     name of NumPy's namespace would cost a differentiation's start 100 µs)."""
 
-    __slots__ = ("owner", "new", "old", "names", "get", "old_values", "new_values", "plain")
+    __slots__ = ("owner", "new", "old", "names", "get", "old_values", "new_values", "plain",
+                 "stale")
 
     def __init__(self, owner):
-        self.owner, self.new, self.old = owner, {}, {}
+        self.owner, self.new, self.old, self.stale = owner, {}, {}, True
 
     def refresh(self):
+        self.stale = False
         self.names = tuple(self.new)
         if not self.names:
             self.plain = False
@@ -270,6 +272,8 @@ class _Swaps:
             return False
 
     def install(self):
+        if self.stale:
+            self.refresh()
         own = vars(self.owner)
         if self.plain and self._holds(own, self.old_values):
             own.update(self.new)
@@ -280,6 +284,8 @@ class _Swaps:
         self.refresh()
 
     def remove(self):
+        if self.stale:
+            self.refresh()
         own = vars(self.owner)
         if self.plain and self._holds(own, self.new_values):
             own.update(self.old)
@@ -303,7 +309,7 @@ def swap_attribute(owner, name, replacement):
         own = vars(owner).get(name, _ABSENT)
         group.old[name] = own if not _installed else original_of(own)
     group.new[name] = replacement
-    group.refresh()
+    group.stale = True
     if _installed:
         _put(owner, name, replacement)
 
@@ -316,7 +322,7 @@ def unswap_attribute(owner, name):
     if _installed and vars(owner).get(name, _ABSENT) is group.new[name]:
         _restore(owner, name, group.old[name])
     del group.new[name], group.old[name]
-    group.refresh()
+    group.stale = True
 
 
 def _put(owner, name, replacement):

@@ -394,6 +394,8 @@ def as_result(ct, x):
     if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
         x = x.value
     if isinstance(ct, Tracked) and ct.level < 0:
+        x = plain(x)  # (a live box around a traced value: the form of the value)
+        x = x.value if isinstance(x, Tracked) else x
         if isinstance(x, np.ndarray) and not isinstance(ct.value, np.ndarray):
             ct = np.reshape(np.atleast_1d(ct), x.shape)  # a 0-d array for a 0-d array
         dtype = x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(type(x))

@@ -15,13 +15,16 @@ the shape of a result that values set (``x[x > 0]``, ``np.repeat`` by counts com
 Python read of a value (``hash``, ``repr``, ``bytes``, a string NumPy makes of it). What the
 function reaches other than as arguments, closures' and globals' arrays is constant in the
 program, compared with what the trace saw on every call (``_Watched``: arrays by their bits,
-numbers and strings by value, other objects by identity, containers by their keys). What
+numbers and strings by value, other objects by identity, containers by their keys): what
+the trace can have read (``_reading``: the attributes named in the code that ran, the
+state of the functions that ran), not all that the function reaches. What
 a program cannot replay runs eagerly, with a warning (``_Untraceable``), and randomness is
 refused: a jitted call is never silently other than the eager one (docs/guide/jit.md).
 """
 
 from __future__ import annotations
 
+import builtins
 import collections
 import collections.abc
 import contextlib
@@ -32,8 +35,10 @@ import linecache
 import math
 import numbers
 import operator
+import os
 import random
 import sys
+import threading
 import types
 import warnings
 import weakref
@@ -43,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ._interception import activate, deactivate
+from ._interception import activate, deactivate, stand_in
 from ._jit_passes import (
     _BY_ALL,
     _BY_FIRST,
@@ -95,6 +100,9 @@ class _Trace:
         # the writeable arrays the recorded calls took as constants, with their bits then
         # (a write into one later in the trace, which the program would not see: eager)
         self.constants: dict[int, tuple[np.ndarray, Any] | None] = {}
+        # the arrays handed out as they are (``__array__``: NumPy's np.asarray(x) is x
+        # itself), with their bits then: a write through one, restored, makes the call eager
+        self.handed: dict[int, tuple[np.ndarray, Any]] = {}
 
 
 def _has_live(args, kwargs):
@@ -124,8 +132,34 @@ class _Untraceable(Exception):
     ``advice`` says what to change to jit it."""
 
     def __init__(self, why, advice=_WRITE_ADVICE):
+        rule = _rule_frame(sys._getframe(1))
+        if rule is not None:  # a step of pullback's own, not one the function wrote
+            where = rule.f_code.co_filename.rpartition(f"{_PACKAGE}{os.sep}")[2]
+            why = (f"{why}, in {rule.f_code.co_name}, a step of pullback's derivative rules "
+                   f"(pullback/{where}:{rule.f_lineno}), not of the function")
+            advice = "pullback's rule has no program form yet; the function needs no change."
         super().__init__(why)
         self.advice = advice
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_NUMPY = os.path.dirname(np.__file__)
+# pullback's files that pass a call on (the dispatch, NumPy's wrapped names, the trace)
+_PASSING = frozenset(os.path.join(_PACKAGE, f) for f in (
+    "jit.py", "core.py", "construct.py", "registry.py"))
+_RULES = os.path.join(_PACKAGE, "rules", "")
+
+
+def _rule_frame(frame):
+    """The frame of a rule of pullback's (rules/) that made the call a trace met, looking
+    through NumPy's frames and those of pullback's dispatch; None for any other code."""
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if file in _PASSING or file.startswith(_NUMPY):
+            frame = frame.f_back
+            continue
+        return frame if file.startswith(_RULES) else None
+    return None
 
 
 class _Rescanned(Exception):
@@ -271,9 +305,9 @@ def _wrap(trace, out, node, args):
             f"{type(out).__name__} of dtype {out.dtype}: a subclass of np.ndarray or an "
             "object array", "Pass plain arrays of numbers to jit it.")
     if isinstance(out, _SCALARS):
-        for a in args:  # the function handed back its input (astype to the same dtype)
-            if isinstance(a, Traced) and a.value is out:
-                return a
+        # always a node, even where the result is an operand's own object: whether NumPy
+        # hands back its input can depend on the values (np.True_ | np.False_ is np.True_,
+        # a singleton; np.real_if_close), so only the replayed call says what it is
         box = Traced(out, trace.level, node)
         trace.events.append(box)
         return box
@@ -445,7 +479,13 @@ class Traced(Tracked):
         return _guard(self, "tolist", np.asarray(self.value).tolist())
 
     def __array__(self, dtype=None, copy=None):
-        value = np.array(self.value, dtype=dtype)
+        value = self.value
+        if copy is not True and type(value) is np.ndarray and (
+                dtype is None or np.dtype(dtype) == value.dtype):
+            # NumPy's answer, x itself: a write through it is seen when the trace ends
+            _trace_of(self).handed.setdefault(id(value), (value, _snapshot(value)))
+        else:
+            value = np.array(value, dtype=dtype)
         _guard(self, ("array", value.dtype), value.copy())
         return value
 
@@ -1125,7 +1165,7 @@ def _scan(f):
     arguments): ``(label, root, steps)`` for ``_reach``."""
     arrays: dict[tuple[int, tuple], _Captured] = {}
     generators: list[Any] = []
-    roots: list[tuple[Any, ...]] = []
+    roots: list[tuple[Any, ...]] = []  # (label, root, steps, rebindable, the code it is of)
     seen: set[int] = set()
     complete = [True]
 
@@ -1137,11 +1177,11 @@ def _scan(f):
             return
         seen.add(id(fn))
         if isinstance(fn, functools.partial):
-            roots.append((label, fn, ()))
+            roots.append((label, fn, (), True, None))
             visit(fn.func, depth + 1)
             return
         if isinstance(fn, types.MethodType):
-            roots.append(("self", fn.__self__, ()))
+            roots.append(("self", fn.__self__, (), True, None))
             visit(fn.__func__, depth + 1)
             methods(type(fn.__self__), depth + 1)
             return
@@ -1152,7 +1192,7 @@ def _scan(f):
             call = next((c.__dict__["__call__"] for c in type(fn).__mro__
                          if "__call__" in c.__dict__), None)
             if isinstance(call, types.FunctionType):  # an object called as a function
-                roots.append((label, fn, ()))
+                roots.append((label, fn, (), True, None))
                 visit(call, depth + 1)
                 methods(type(fn), depth + 1)
             return
@@ -1160,8 +1200,9 @@ def _scan(f):
         if _others(scope.get("__name__")):  # (NumPy's, SciPy's: no user state)
             return
         library = str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES
+        code = fn.__code__  # (what the roots below matter for: a call that runs it)
         if not library:
-            roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),))
+            roots.extend((f"{fn.__name__}.{name}", fn, ((True, name),), True, code)
                          for name in ("__defaults__", "__kwdefaults__"))
         values = []
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -1177,14 +1218,14 @@ def _scan(f):
                 arrays.setdefault((id(root), steps), _Captured(name, root, steps))
                 continue
             if not library:
-                roots.append((name, root, steps))
+                roots.append((name, root, steps, True, code))
             elif root is not scope and not (callable(v) or isinstance(v, str)):
-                roots.append((name, root, steps, False))  # (pullback's own closure: its
+                roots.append((name, root, steps, False, code))  # (pullback's own closure: its
                 # cells are never rebound, and its functions are visited)
             if isinstance(v, types.ModuleType) and not _library(
                     v.__name__):  # config.W: a constant, as an attribute
-                roots.extend((f"{name}.{n}", v.__dict__, ((False, n),)) for n in names
-                             if n in v.__dict__ and not callable(v.__dict__[n]))
+                roots.extend((f"{name}.{n}", v.__dict__, ((False, n),), True, code)
+                             for n in names if n in v.__dict__ and not callable(v.__dict__[n]))
                 for n in names:  # helpers.f(x): the globals that f reads too
                     if isinstance(v.__dict__.get(n), types.FunctionType):
                         visit(v.__dict__[n], depth + 1, f"{name}.{n}")
@@ -1218,12 +1259,13 @@ class _Watched:
     are kept, and a call that finds it changed in place, or another array in its place,
     traces again."""
 
-    __slots__ = ("label", "root", "steps", "array", "shape", "data")
+    __slots__ = ("label", "root", "steps", "array", "shape", "data", "first")
 
-    def __init__(self, label, root, steps, array, data):
+    def __init__(self, label, root, steps, array, data, first=True):
         self.label, self.root, self.steps, self.array, self.data = (
             label, root, steps, array, data)
         self.shape = array.shape
+        self.first = first  # (an array reached again: its bits are compared at the first)
 
     def current(self):
         return _follow(self.root, self.steps)
@@ -1235,7 +1277,7 @@ class _Watched:
             return True
         if x is not self.array or x.shape != self.shape:
             return True
-        return _bits_changed(x, self.data)
+        return self.first and _bits_changed(x, self.data)
 
     def restore(self):
         """Put back what the trace found here: the function changed it, and runs eagerly."""
@@ -1349,8 +1391,12 @@ class _WatchedItems(_Watched):
         x, saved = self.array, self.data
         if isinstance(x, (set, frozenset)):
             return x != saved
-        now = _items(x)
-        return len(now) != len(saved) or list(now) != list(saved)  # (the keys, in order)
+        if isinstance(x, (list, tuple, collections.deque)):
+            return len(x) != len(saved)
+        # (a dict's own keys: a subclass may iterate otherwise, as scipy.sparse's dok_matrix)
+        now = dict.keys(x) if isinstance(x, dict) else x.__dict__ if isinstance(x, type) else (
+            getattr(x, "__dict__", None) or {})
+        return len(now) != len(saved) or any(map(operator.ne, now, saved))  # (the keys)
 
     def restore(self):
         x, saved = self.array, self.data
@@ -1400,14 +1446,19 @@ def _others(module):
     return _library(module) and str(module or "").partition(".")[0] != "pullback"
 
 
-def _reach(roots, visited):
+def _reach(roots, visited, read=None):
     """``(watched, generators, complete)``: what is reachable from ``roots`` (arrays as
     ``_Watched``, numbers as ``_WatchedNumber``, every other value by identity and every
     container by its keys), the random generators, and whether the walk saw everything.
     Functions in ``visited`` were scanned already (their closures' arrays are traced);
     other functions reached (an argument, a method, a property, another module's) are
     looked into: closures, defaults and the globals they read. An iterator (a batch
-    iterator ``next(batches)``) is state the function changes: its call runs eagerly."""
+    iterator ``next(batches)``) is state the function changes: its call runs eagerly.
+    With ``read`` (what ran in the trace: ``_reading``), an object's attributes and its
+    class's are followed only where their names are among those its code can read (a
+    class's special methods always), and a function only where it ran: what the function
+    can have read, not all that an object it reaches holds. An array reached twice is
+    compared once (``first``)."""
     watched: list[_Watched] = []
     generators: list[Any] = []
     seen: set[int] = set()
@@ -1418,9 +1469,10 @@ def _reach(roots, visited):
     def walk(x, label, root, steps, depth, rebindable=True):
         nonlocal complete
         if isinstance(x, np.ndarray) and x.dtype.kind != "O":
-            if id(x) not in data:
+            first = id(x) not in data
+            if first:
                 data[id(x)] = _snapshot(x)
-            watched.append(_Watched(label, root, steps, x, data[id(x)]))
+            watched.append(_Watched(label, root, steps, x, data[id(x)], first))
             return
         if isinstance(x, _NUMBERS) and steps:
             watched.append(_WatchedNumber(label, root, steps, x))
@@ -1460,8 +1512,9 @@ def _reach(roots, visited):
             watched.append(_WatchedItems(label, x))
             return
         elif isinstance(x, types.FunctionType):
-            if id(x) in visited or _others(x.__globals__.get("__name__")):
-                return
+            if id(x) in visited or _others(x.__globals__.get("__name__")) or (
+                    read is not None and x.__code__ not in read.codes):
+                return  # (scanned, a library's, or one that did not run)
             cells = zip(x.__code__.co_freevars, x.__closure__ or ())
             for name, cell in cells:
                 walk_at(cell, ((True, "cell_contents"),), name, cell, (), depth, False)
@@ -1485,7 +1538,8 @@ def _reach(roots, visited):
         elif isinstance(x, type):  # a class reached directly (K.W) or an instance's
             watched.append(_WatchedItems(label, x))
             for n in list(x.__dict__):
-                if n not in ("__dict__", "__weakref__", "__doc__", "__module__"):
+                if n not in ("__dict__", "__weakref__", "__doc__", "__module__") and (
+                        read is None or n in read.names or n[:2] == "__" == n[-2:]):
                     walk_at(x, ((True, "__dict__"), (False, n)), label, root, steps,
                             depth + 1)
             return
@@ -1499,7 +1553,7 @@ def _reach(roots, visited):
                     n for n in slots if n not in ("__dict__", "__weakref__")]
                 if not _library(cls.__module__):  # its methods, properties, attributes
                     walk(cls, cls.__name__, cls, (), depth + 1)
-            items = [(True, n) for n in names]
+            items = [(True, n) for n in names if read is None or n in read.names]
         fixed = isinstance(x, (tuple, types.MethodType, functools.partial, property,
                               staticmethod, classmethod))  # (what cannot be rebound)
         for step in items:
@@ -1519,10 +1573,14 @@ def _reach(roots, visited):
             label = f"{label}.{key}" if attribute else f"{label}[{key!r}]"
         walk(value, label, root, steps + path, depth, rebindable)
 
-    for label, root, steps, *fixed in roots:  # (a function's defaults: rebound rarely)
-        walk_at(root, steps, label, root, (), 0, False, not fixed and (steps[-1][1] not in (
-            "__defaults__", "__kwdefaults__") if steps else True))
-    return watched, generators, complete
+    for label, root, steps, rebindable, code in roots:
+        if read is not None and code is not None and code not in read.codes:
+            continue  # (the state of a function that did not run)
+        walk_at(root, steps, label, root, (), 0, False, rebindable and (steps[-1][1] not in (
+            "__defaults__", "__kwdefaults__") if steps else True))  # (rebound rarely)
+    found = watched[:]  # (walk and walk_at hold each other, and these: emptied, a walk
+    watched.clear(), data.clear(), seen.clear()  # not kept is freed at once, not by the
+    return found, generators, complete  # collector, which an eager call then pays for)
 
 
 def _random_state(generators):
@@ -1540,6 +1598,104 @@ def _random_state(generators):
             g, "_bit_generator", g)
         states.append(repr(bits.state))
     return states
+
+
+# what makes the attributes a function reads unknowable from the names in its code
+_DYNAMIC = frozenset({"__dict__", "vars", "__getattribute__", "dir"})
+
+
+class _Reading:
+    """The attribute names the code run inside ``_reading`` can read: ``names``, or None
+    where they cannot be known."""
+
+    def __init__(self):
+        self.codes: dict[types.CodeType, str] = {}
+        self.asked: set[Any] = set()
+        self.names: set[str] | None = None
+        self.compiled = False  # (a call into another library's compiled code)
+
+
+_active: list[_Reading] = []  # the traces reading now, in any thread
+_builtins: list[Any] = []  # builtins' getattr and hasattr while they are wrapped
+_active_lock = threading.Lock()
+
+
+def _asking_getattr(obj, name, *default):  # builtins.getattr while a trace reads
+    if type(name) is str:  # (another type: getattr's own TypeError)
+        for reading in tuple(_active):
+            reading.asked.add(name)
+    return _builtins[0](obj, name, *default)
+
+
+def _asking_hasattr(obj, name):
+    if type(name) is str:
+        for reading in tuple(_active):
+            reading.asked.add(name)
+    return _builtins[1](obj, name)
+
+
+def _ask(reading, start):
+    """Add ``reading`` to the traces told of the names given to getattr and hasattr
+    (``start``), or take it off; the first puts the wrappers in builtins, the last puts
+    builtins' own back."""
+    with _active_lock:
+        if start:
+            if not _active:  # (stand-ins: equal to builtins' own, with their docs)
+                _builtins[:] = [builtins.getattr, builtins.hasattr]
+                builtins.getattr, builtins.hasattr = (stand_in(_builtins[0], _asking_getattr),
+                                                      stand_in(_builtins[1], _asking_hasattr))
+            _active.append(reading)
+            return
+        _active.remove(reading)
+        if not _active:
+            builtins.getattr, builtins.hasattr = _builtins
+            _builtins.clear()
+
+
+@contextlib.contextmanager
+def _reading():
+    """For the length of one trace, the names of the attributes its code can read: those
+    in the code of every function that runs (its names and string constants, as
+    ``getattr(self, "offset", 0)`` has it) and those given to ``getattr`` and ``hasattr``
+    (made at run time). The functions that run are seen by ``sys.setprofile``, which calls
+    on to a profile function set before; where one set in C (cProfile) is there, or the
+    user's code reads ``__dict__`` or ``vars()``, or calls another library's compiled
+    functions (Cython's), the names are None: anything."""
+    reading = _Reading()
+    previous = sys.getprofile()
+    if previous is not None and not callable(previous):
+        yield reading
+        return
+    codes = reading.codes
+
+    def profile(frame, event, arg):
+        if event == "call":
+            codes[frame.f_code] = frame.f_globals.get("__name__", "")
+        elif event == "c_call" and not reading.compiled:  # another library's compiled
+            module = getattr(arg, "__module__", None)  # function (Cython's), whose
+            reading.compiled = type(module) is str and not _library(module)  # reads no
+            # code object shows (a builtin method has no module)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(profile)
+    _ask(reading, True)
+    try:
+        yield reading
+    finally:
+        _ask(reading, False)
+        sys.setprofile(previous)
+    if reading.compiled:
+        return  # (names: None)
+    names = set(reading.asked)
+    for code, module in codes.items():
+        if not _library(module) and not _DYNAMIC.isdisjoint(code.co_names):
+            return  # (names: None)
+        names.update(code.co_names)
+        for c in code.co_consts:  # (operator.attrgetter("link.inverse"): each part)
+            if type(c) is str:
+                names.update(c.split(".") if "." in c else (c,))
+    reading.names = names
 
 
 _entropy = [0]  # the fresh seeds drawn in traces (NumPy's SeedSequence() without entropy)
@@ -1799,7 +1955,7 @@ class Jitted:
             else:
                 boxed.append(x)
                 if not isinstance(x, _OPAQUE):  # an object: its arrays are constants
-                    roots.append((name, x, ()))
+                    roots.append((name, x, (), True, None))
         targs, tkwargs = tree_unflatten(treedef, boxed)
         swapped: list[tuple[_Captured, Any, Traced]] = []
         watched: list[_Watched] = []
@@ -1820,10 +1976,11 @@ class Jitted:
             generators += self._generators
             before = _random_state(generators)
             raising = _raising[0]
-            with _counting():
+            with _counting(), _reading() as read:
                 out = self._f(*targs, **tkwargs)
         except _Untraceable:
             _restore(watched)
+            _restore_handed(trace)
             raise
         finally:
             rebound = ""
@@ -1834,14 +1991,12 @@ class Jitted:
                     c.set(v)
             del _traces[trace.level]
             deactivate()
-        if not (complete and seen_all) and not self._warned_reach:
-            self._warned_reach = True
-            warnings.warn(
-                f"pullback: pb.jit({self._fname}) reaches more containers, attributes and "
-                f"functions than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep; "
-                f"calls {_SCAN_DEPTH} deep), so a change to the state beyond them between "
-                "calls is not seen; pass the arrays that change as arguments",
-                RuntimeWarning, stacklevel=4)
+        if _restore_handed(trace):
+            _restore(watched)
+            raise _Untraceable(
+                "it writes through np.asarray(x) or x.__array__() of a traced array, which "
+                "is x's own memory, as in NumPy", "Write the update out of place "
+                "(v = x + 1.0 for v = np.asarray(x); v += 1.0) to jit it.")
         if _random_state(generators) != before:
             _restore(watched)
             raise TypeError(
@@ -1866,6 +2021,16 @@ class Jitted:
                 "it writes into an array after a NumPy call took it (the program would "
                 "replay the call on the array's last values)", "Make a new array for "
                 "each use (np.zeros(3) inside the loop, or w = w * 3) to jit it.")
+        if read.names is not None:  # watched from now on: what the code can have read
+            watched, _, complete = _reach(roots, self._scanned, read)
+        if not (complete and seen_all) and not self._warned_reach:
+            self._warned_reach = True
+            warnings.warn(
+                f"pullback: pb.jit({self._fname}) reaches more containers, attributes and "
+                f"functions than it looks into ({_REACH_VALUES} values, {_REACH_DEPTH} deep; "
+                f"calls {_SCAN_DEPTH} deep), so a change to the state beyond them between "
+                "calls is not seen; pass the arrays that change as arguments",
+                RuntimeWarning, stacklevel=3)
         outs, out_def = tree_flatten(out)
         for o in outs:
             if isinstance(o, Tracked) and not isinstance(o, Traced):
@@ -1893,6 +2058,19 @@ def _written(trace):
     written = any(_bits_changed(*c) for c in trace.constants.values() if c is not None)
     trace.constants.clear()
     return written
+
+
+def _restore_handed(trace):
+    """Whether an array ``__array__`` handed out as it is was written through during the
+    trace; each is put back as it was (the call runs eagerly, and writes it once)."""
+    changed = [(a, data) for a, data in trace.handed.values() if _bits_changed(a, data)]
+    trace.handed.clear()
+    for a, data in changed:
+        with contextlib.suppress(ValueError):  # (one made read-only since: left)
+            saved = np.frombuffer(data, a.dtype) if type(data) is bytes else data.view(
+                a.dtype)
+            np.copyto(a, saved.reshape(a.shape))
+    return bool(changed)
 
 
 def _restore(watched):

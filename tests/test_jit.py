@@ -981,3 +981,133 @@ def test_source_without_arguments_says_it_needs_them():
         step.source()
     assert step.traces == 0
     assert "return" in pb.jit(lambda: np.ones(2) * 2).source()  # (a function of nothing)
+
+
+@pytest.mark.parametrize("op", ["|", "&", "^", "==", "!=", "+", "*", "np.logical_or",
+                                "np.logical_and", "np.logical_xor", "np.maximum",
+                                "np.minimum", "np.fmax", "np.fmin"])
+def test_an_operation_on_two_boolean_scalars_is_replayed_not_taken_for_an_operand(op):
+    # np.True_ and np.False_ are singletons: the result of (a > 0) | (b > 0) is one of
+    # the operands' own objects, and the replay must still compute it
+    call = f"{op}(x[0] > 0, x[1] > 0)" if op.startswith("np.") else f"(x[0] > 0) {op} (x[1] > 0)"
+    f = eval(f"lambda x: {call}")
+    jitted = pb.jit(f)
+    for x in ([-1.0, -2.0], [-1.0, 3.0], [1.0, 3.0], [2.0, -1.0], [-1.0, -2.0]):
+        x = np.array(x)
+        got, want = jitted(x), f(x)
+        assert type(got) is type(want) and got == want, (x, got, want)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.clip(np.sum(x), 0.5, 0.9),
+    lambda x: np.fmin(np.sum(x), 0.9) + np.fmax(np.sum(x), 0.5),
+    lambda x: np.maximum(np.sum(x) > 0.5, np.sum(x) > 0.9) * np.sum(x),
+])
+def test_a_gradient_through_a_mask_of_boolean_scalars_follows_the_values(f):
+    jitted = pb.jit(pb.grad(f))
+    for x in ([1.0, 1.0], [0.3, 0.3], [0.1, 0.1], [1.0, 1.0], [0.2, 0.35]):
+        x = np.array(x)
+        np.testing.assert_allclose(jitted(x), central_differences(f, x), atol=1e-6)
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.asanyarray, np.ascontiguousarray,
+                                     np.asfortranarray, lambda x: np.require(x, None, "C"),
+                                     lambda x: x.__array__()])
+def test_a_write_through_np_asarray_of_a_traced_array_reaches_it(convert):
+    def f(x):
+        v = convert(x)  # x itself, as NumPy returns it (a copy for asfortranarray of 2-d)
+        v += 1.0
+        v[0] = 7.0
+        return np.sum(x) * x
+
+    jitted = pb.jit(f)
+    for shape in ((3,), (2, 3)):
+        for k in range(3):
+            x1 = np.arange(6.0)[:np.prod(shape)].reshape(shape) + k
+            x2 = x1.copy()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (eager, with a warning)
+                got = jitted(x1)
+            np.testing.assert_array_equal(got, f(x2))
+            np.testing.assert_array_equal(x1, x2)  # the caller's array, written once
+
+
+def test_a_write_through_np_asarray_says_what_runs_eagerly():
+    def f(x):
+        v = np.asarray(x)
+        v += 1.0
+        return np.sum(x)
+
+    x = np.ones(3)
+    with pytest.warns(RuntimeWarning, match=r"writes through np\.asarray\(x\)"):
+        assert pb.jit(f)(x) == 6.0
+    np.testing.assert_array_equal(x, 2.0)
+
+
+def test_np_asarray_of_a_traced_array_read_only_is_a_guard_of_its_values():
+    def f(x):
+        v = np.asarray(x)  # a plain array, read: the program holds for these values only
+        return x * float(v.sum())
+
+    jitted = pb.jit(f)
+    for k in range(3):
+        x = np.arange(3.0) + k
+        np.testing.assert_array_equal(jitted(x), f(x))
+
+
+@pytest.mark.parametrize("f", [np.abs, lambda x: np.where(x > 0, x, -x),
+                               lambda x: np.maximum(x, 0.0) * 3.0,
+                               lambda x: np.sum(np.abs(x) * x)])
+@pytest.mark.parametrize("x", [np.array(1.5), np.array(-2.0), np.array([1.0, -2.0])])
+def test_the_hessian_of_a_piecewise_function_under_jit_is_the_eager_one(f, x):
+    if np.ndim(f(x)):
+        return
+    got, want = pb.jit(pb.hessian(f))(x), pb.hessian(f)(x)
+    assert type(got) is type(want) and got.dtype == want.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    grad = pb.grad(f)  # the oracle: differences of the eager gradient, column by column
+    columns = [central_differences(lambda y, i=i: np.ravel(grad(y))[i], x)
+               for i in range(x.size)]
+    np.testing.assert_allclose(np.reshape(got, (x.size, x.size)),
+                               np.reshape(columns, (x.size, x.size)), atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.sort(x) * np.arange(5.0)),
+    lambda x: np.sum(np.sort(x, axis=0) ** 2 * np.arange(5.0)),
+    lambda x: np.sum(np.sort(x, axis=None) * np.arange(10.0)),
+    lambda x: np.sum(np.partition(x, 2) * np.arange(5.0)),
+    lambda x: np.sum(np.partition(x, 1, axis=None) * np.arange(10.0)),
+    lambda x: np.median(x) * np.sum(x),
+])
+def test_a_gradient_through_sort_and_partition_compiles(f):
+    jitted = pb.jit(pb.grad(f))
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: nothing runs eagerly
+        for _ in range(4):
+            x = rng.normal(size=(2, 5))
+            np.testing.assert_allclose(jitted(x), central_differences(f, x), atol=1e-6)
+    assert jitted.traces == 1
+
+
+def test_a_step_of_a_rule_that_cannot_be_recorded_is_named_as_the_rules():
+    from pullback.rules import _util
+
+    def f(x):
+        return np.sum(x * 2.0)
+
+    # a rule's own write into an array, as a module of pullback/rules would have it; the
+    # same code in the user's file is the user's
+    text = ("def step(x):\n    out = np.zeros(3)\n"
+            "    np.put_along_axis(out, np.array([0, 1, 2]), x, axis=0)\n    return out\n")
+    rule, user = {"np": np}, {"np": np}
+    exec(compile(text, _util.__file__, "exec"), rule)
+    exec(compile(text, __file__, "exec"), user)
+    with pytest.warns(RuntimeWarning, match=r"in step, a step of pullback's derivative rules "
+                                           r"\(pullback/rules/_util\.py:3\), not of the "
+                                           r"function.*needs no change"):
+        pb.jit(lambda x: f(rule["step"](x)))(np.ones(3))
+    with pytest.warns(RuntimeWarning, match=r"put_along_axis writes into an array in place\)"
+                                           r".*Write the update out of place"):
+        pb.jit(lambda x: f(user["step"](x)))(np.ones(3))

@@ -458,3 +458,199 @@ def test_python_reads_of_traced_values_follow_the_values():
     jf = pb.jit(reads)
     for x in (np.array([1.5, 2.25, -0.5, 3.0]), np.array([-2.5, 7.75, 1.5, 0.5])):
         _agree(reads, x, jitted=jf)
+
+
+class _Model:
+    """A model object as libraries make them: data, options, a large cache the
+    likelihood never reads, and methods that read what they need by name."""
+
+    def __init__(self, X, y):
+        self.exog, self.endog, self.penalty = X, y, 0.0
+        self.cache = {i: np.full(2, float(i)) for i in range(30000)}  # (never read)
+        self.history = [np.zeros(3) for _ in range(3000)]
+
+    def linear(self, w):
+        return self.exog @ w
+
+    def loglike(self, w):
+        offset = getattr(self, "offset", 0.0)  # a name given as a string
+        eta = self.linear(w) + offset
+        ll = np.sum(self.endog * eta - np.logaddexp(0.0, eta))
+        return ll - self.penalty * np.sum(w * w)
+
+
+def _model(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 3))
+    return _Model(X, (rng.random(40) < 0.5).astype(float)), rng
+
+
+def test_the_state_a_method_reads_is_watched_not_all_its_object_holds():
+    model, rng = _model()
+    jitted = pb.jit(pb.grad(model.loglike))
+    w = rng.normal(size=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no "reaches more than it looks into")
+        _same(jitted(w), pb.grad(model.loglike)(w))
+    model.cache[7][0] = 5.0  # what the function never reads: no new trace
+    model.history[3][1] = 2.0
+    _same(jitted(w), pb.grad(model.loglike)(w))
+    assert jitted.traces == 1
+    np.testing.assert_allclose(jitted(w), central_differences(model.loglike, w), atol=1e-6)
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m.endog.__setitem__(slice(0, 20), 1.0 - m.endog[:20]),  # written in place
+    lambda m: setattr(m, "exog", m.exog * 2.0),  # another array
+    lambda m: setattr(m, "penalty", 0.5),  # a number
+    lambda m: setattr(m, "offset", 0.25),  # an attribute read by getattr, now there
+    lambda m: setattr(m, "linear", lambda w: m.exog @ w * 0.5),  # a method shadowed
+    lambda m: setattr(type(m), "linear", lambda self, w: self.exog @ w * 3.0),  # the class
+])
+def test_a_change_to_what_a_method_read_is_seen_as_eager_sees_it(change):
+    class Model(_Model):  # (a class of its own: the change may be to the class)
+        pass
+
+    model, rng = _model()
+    model.__class__ = Model
+    jitted = pb.jit(pb.grad(model.loglike))
+    for k in range(3):
+        w = rng.normal(size=3)
+        if k == 1:
+            change(model)
+        _same(jitted(w), pb.grad(model.loglike)(w))
+        np.testing.assert_allclose(jitted(w), central_differences(model.loglike, w),
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("read", [
+    lambda self: getattr(self, "".join(["sc", "ale"])),  # a name made at run time
+    lambda self: vars(self)["scale"],
+    lambda self: self.__dict__["scale"],
+    lambda self: object.__getattribute__(self, "".join(["sc", "ale"])),
+])
+def test_attributes_read_by_computed_names_or_through_vars_are_watched(read):
+    class Computed:
+        def __init__(self):
+            self.scale = np.ones(3)
+
+        def f(self, x):
+            return x * read(self)
+
+    obj = Computed()
+    jitted = pb.jit(obj.f)
+    x = np.arange(3.0)
+    _same(jitted(x), obj.f(x))
+    obj.scale[1] = 7.0
+    _same(jitted(x), obj.f(x))
+    obj.scale = np.full(3, 2.0)
+    _same(jitted(x), obj.f(x))
+
+
+def test_statsmodels_likelihoods_jit_to_their_score_and_see_their_data_change():
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(0)
+    X = sm.add_constant(rng.normal(size=(200, 2)))
+    beta = np.array([0.2, -0.4, 0.3])
+    mu = np.exp(X @ beta)
+    models = [sm.Logit((rng.random(200) < 1 / (1 + 1 / mu)).astype(float), X),
+              sm.Poisson(rng.poisson(mu).astype(float), X),
+              sm.GLM(rng.gamma(2.0, mu / 2.0), X, family=sm.families.Gamma(
+                  sm.families.links.Log()))]
+    for model in models:
+        kw = {"scale": 1.0} if isinstance(model, sm.GLM) else {}  # (score's own scale)
+        jitted, eager = pb.jit(pb.grad(model.loglike)), pb.grad(model.loglike)
+        for k in range(4):
+            w = beta + 0.1 * rng.normal(size=3)
+            if k == 2:  # the data replaced in place, as eagerly seen
+                model.endog[:50] = model.endog[50:100].copy()
+            if k == 3:  # an attribute set
+                model.exog = model.exog * 1.5
+            got = jitted(w, **kw)
+            np.testing.assert_allclose(got, model.score(w, **kw), rtol=1e-9)
+            np.testing.assert_allclose(got, eager(w, **kw), rtol=1e-12)
+            np.testing.assert_allclose(jitted(w), eager(w), rtol=1e-12)  # (its own scale)
+
+
+def test_a_trace_leaves_the_profile_function_and_getattr_as_it_found_them():
+    import builtins
+    import cProfile
+    import sys
+
+    calls = []
+
+    def profile(frame, event, arg):  # a user's own profile function: still called inside
+        calls.append(event)
+
+    model, rng = _model()
+    w = rng.normal(size=3)
+    before = builtins.getattr
+    sys.setprofile(profile)
+    try:
+        pb.jit(pb.grad(model.loglike))(w)
+        assert sys.getprofile() is profile and builtins.getattr is before
+    finally:
+        sys.setprofile(None)
+    assert "call" in calls
+    with pytest.raises(ZeroDivisionError):
+        pb.jit(lambda x: x / 0 if getattr(x, "nd" + "im") else 1 // 0)(np.array(1.0))
+    assert sys.getprofile() is None and builtins.getattr is before
+    profiler = cProfile.Profile()  # a profiler in C: everything the object holds is watched
+    jitted = pb.jit(model.loglike)
+    profiler.enable()
+    try:
+        with warnings.catch_warnings():  # (more than it looks into: a warning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            _same(jitted(w), model.loglike(w))
+    finally:
+        profiler.disable()
+    model.penalty = 3.0
+    _same(jitted(w), model.loglike(w))
+
+
+def test_traces_in_two_threads_leave_getattr_as_they_found_it():
+    import builtins
+    import threading
+
+    before = builtins.getattr
+    errors = []
+
+    def work(seed):
+        try:
+            model, rng = _model(seed)
+            for _ in range(5):  # (a new object each time: a trace each time)
+                model = _Model(model.exog, model.endog)
+                w = rng.normal(size=3)
+                _same(pb.jit(pb.grad(model.loglike))(w), pb.grad(model.loglike)(w))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert builtins.getattr is before
+
+
+def test_attributes_read_by_operator_attrgetter_are_watched():
+    import operator
+
+    class Link:
+        def __init__(self):
+            self.degree_k = 2.0
+
+    class Holder:
+        def __init__(self):
+            self.linkage = Link()
+
+        def f(self, x):
+            return x ** operator.attrgetter("linkage.degree_k")(self)
+
+    obj = Holder()
+    jitted = pb.jit(obj.f)
+    x = np.arange(1.0, 4.0)
+    _same(jitted(x), obj.f(x))
+    obj.linkage.degree_k = 3.0
+    _same(jitted(x), obj.f(x))

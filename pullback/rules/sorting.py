@@ -31,9 +31,7 @@ def _unpermute(g, perm, ax):
     by the inverse permutation (``g`` may carry leading batch axes)."""
     ndim = perm.ndim
     ax = ax % ndim - ndim
-    inverse = np.empty_like(perm)
-    positions = on_backend(np.reshape(np.arange(perm.shape[ax]), (-1,) + (1,) * (-ax - 1)), perm)
-    np.put_along_axis(inverse, perm, positions, axis=ax)
+    inverse = np.argsort(perm, axis=ax)  # (out of place, so that pb.jit records it)
     nb = len(shape_of(g)) - ndim
     return np.take_along_axis(g, np.reshape(inverse, (1,) * nb + inverse.shape), axis=ax)
 
@@ -107,8 +105,7 @@ def partition_rule(a, kth, axis=-1, kind="introselect", order=None):
         # (stable order among ties) goes where the k-th smallest output is
         ins = np.argsort(x, axis=ax, kind="stable")
         outs = np.argsort(plain(ans), axis=ax, kind="stable")
-        perm = np.empty_like(ins)
-        np.put_along_axis(perm, outs, ins, axis=ax)
+        perm = np.take_along_axis(ins, np.argsort(outs, axis=ax), axis=ax)  # perm[outs] = ins
         ct = _unpermute(g, perm, ax)
         return (_unflatten(ct, shape_of(a)) if axis is None else ct), None, None, None, None
 
