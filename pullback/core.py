@@ -17,7 +17,7 @@ import numpy as np
 
 from .binding import bind_positional
 from .guard import hold, level_holds, read_only
-from .methods import ArrayMethods, escapes, is_inexact, memory, shape_of
+from .methods import ArrayMethods, escapes, in_order, is_inexact, memory, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     library_rule,
@@ -522,9 +522,11 @@ class Tracked(ArrayMethods):
 
     def astype(self, dtype, **kwargs):
         refuse_cast(self.dtype, dtype, kwargs.get("casting", "unsafe"))  # (NumPy's rule)
-        if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype:
+        order = in_order(self, kwargs.get("order", "K"))  # True, or the order to copy to
+        if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype and order is True:
             return self  # NumPy's: the array itself, which a write then goes into
-        return apply(astype, (self, dtype), {})
+        out = apply(astype, (self, dtype), {})  # in self's layout: another order copies
+        return out if order is True else np.copy(out, order=order)
 
     # -- operators: each the table row of its ufunc (reflected: swapped; in-place: writes.py)
     __add__, __radd__ = _operators(np.add)

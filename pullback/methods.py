@@ -42,6 +42,15 @@ def owner(a):
     return a
 
 
+def in_order(x, order):
+    """Whether ``x``'s memory is laid out in NumPy's ``order`` (True; 'K' always is), else
+    that order as 'C' or 'F' ('A': Fortran for a Fortran-contiguous array, else C)."""
+    flags = memory(x).flags
+    if order == "A":
+        order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+    return True if order in ("K", None) or flags[order + "_CONTIGUOUS"] else order
+
+
 def _is_array_class(x):
     return isinstance(x, type) and issubclass(x, np.ndarray)
 
@@ -311,7 +320,7 @@ class ArrayMethods:
     def squeeze(self, axis=None):
         return np.squeeze(self, axis=axis)
 
-    def copy(self, order="K"):
+    def copy(self, order="C"):  # ndarray.copy's order is 'C' (np.copy's is 'K')
         return np.copy(self, order=order)
 
     def clip(self, min=None, max=None, out=None, **kwargs):  # (NumPy's positional out)
