@@ -609,6 +609,11 @@ def scalar_seed(y, fname, losscheck, transform="grad"):
         return _lazy_seed(v, fname)
     elif not is_value(v):  # (a CuPy loss is one; a lazy one was seeded above)
         what = "None (is a return statement missing?)" if v is None else described(v)
+        if isinstance(getattr(v, "data", None), Tracked):  # an xarray.DataArray holding it
+            raise TypeError(
+                f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
+                f"returned {what} ({type(v).__module__}.{type(v).__qualname__}), which is not "
+                "an array pullback differentiates; return the array it holds (loss.data)")
         raise TypeError(
             f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
             f"returned {what}. " + ("Return the loss itself (not [loss] or (loss,)); for "

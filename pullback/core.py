@@ -17,7 +17,7 @@ import numpy as np
 
 from .binding import bind_positional
 from .guard import hold, level_holds, read_only
-from .methods import ArrayMethods, escapes, in_order, is_inexact, memory, shape_of
+from .methods import ArrayMethods, Escaped, escapes, in_order, is_inexact, memory, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     library_rule,
@@ -300,8 +300,8 @@ def _binary(func, a, b):
     row = rules.get(func)
     if state.slow:
         return apply(func, (a, b), {})
-    la = a.level if isinstance(a, Tracked) else -1
-    lb = b.level if isinstance(b, Tracked) else -1
+    la = a.level if isinstance(a, Tracked) else a.at(live_levels) if a.__class__ is Escaped else -1
+    lb = b.level if isinstance(b, Tracked) else b.at(live_levels) if b.__class__ is Escaped else -1
     if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
     if row.__class__ is not Elementwise:  # a pullback rule (x @ W): called here directly

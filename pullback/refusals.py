@@ -33,6 +33,45 @@ def called_from() -> str:
             f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
 
 
+def refuse_pandas() -> None:
+    """Refuse a tracked value that pandas makes an array of (``pd.Series(x)``): pandas keeps
+    plain NumPy arrays, and its own conversion would loop on a tracked value."""
+    where = called_from()
+    if where.startswith("pandas."):
+        raise TypeError(
+            f"pullback: pandas ({where}) got a tracked value: pandas holds plain NumPy "
+            "arrays, and its objects cannot carry a gradient. Compute the differentiated "
+            "part with NumPy on arrays (np.sum(x), not pd.Series(x).sum()), and give pandas "
+            "plain values (pb.stop_gradient(x), or the result after differentiation).")
+
+
+def line_of_caller() -> str:
+    """``file:line (function)`` of the innermost frame outside pullback and NumPy: the line
+    of the user's or a library's code that called into them."""
+    here = os.path.dirname(__file__) + os.sep
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith((here, *_LIBRARY_DIRS)):
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown line"
+    module = frame.f_globals.get("__name__", "?")
+    return (f"{module}.{frame.f_code.co_name} ({os.path.basename(frame.f_code.co_filename)}:"
+            f"{frame.f_lineno})")
+
+
+def came_back(where: str) -> Any:
+    """Refuse a number that ``x.item()`` or ``x.tolist()`` took out of a differentiated
+    computation (``where`` says which and where) coming back into it: the gradient through
+    it would be lost without a word."""
+    raise ValueError(
+        f"pullback: {where} took a plain number out of a computation being differentiated, "
+        f"and the number comes back into it at {line_of_caller()}: the gradient through it "
+        "would be lost without a word. Keep the value tracked (x[()] or x[i] instead of "
+        "x.item(); np.asarray(x) instead of x.tolist()); where no gradient should flow "
+        "through it, write pb.stop_gradient(x). A library's function that does this (SciPy's "
+        "np.asarray(fx).item()) needs a rule of its own (pb.rrule), or plain values.")
+
+
 def _by(where: str) -> str:
     return f" (called by {where})" if where else ""
 
