@@ -11,6 +11,7 @@ import functools
 import heapq
 import math
 import numbers
+import weakref
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from . import refusals, tree
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
-from .guard import Hold, level_holds
+from .guard import Hold, level_holds, refused_write, release
 from .lazy import is_lazy
 from .methods import escapes, is_complex, owner, shape_of
 from .refusals import fitted_list, library_rule, no_derivative, pullback_name
@@ -595,6 +596,18 @@ def require_outputs(outs, fname, integers=False, complex_fix=None, out_def=None)
 
 
 def scalar_seed(y, fname, losscheck, transform="grad"):
+    """``_seed``, after which a loss refused leaves the arrays of its run writeable: that
+    run is never pulled back, and a user's ``except`` handler may change them (the
+    traceback keeps the run alive)."""
+    try:
+        return _seed(y, fname, losscheck, transform)
+    except BaseException:
+        if isinstance(y, Tracked) and (run := _runs.get(y.level)) is not None:
+            release(run.hold.arrays)
+        raise
+
+
+def _seed(y, fname, losscheck, transform):
     """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
@@ -663,6 +676,9 @@ def _lazy_seed(v, fname):
     return np.ones_like(v)
 
 
+_runs: "weakref.WeakValueDictionary[int, Linearized]" = weakref.WeakValueDictionary()
+
+
 class Linearized:
     """One run of ``f`` with the arguments ``argnums`` boxed at a fresh level: ``out`` is
     what ``f`` returned, and ``pull`` sends cotangents back through the run."""
@@ -670,10 +686,14 @@ class Linearized:
     def __init__(self, f, args, kwargs, argnums):
         with Frame() as frame:
             self.level = frame.level
+            _runs[frame.level] = self
             # the arrays this graph needs stay read-only while this object lives (guard.py)
             self.hold = level_holds[frame.level] = Hold()
             try:
                 self._run(f, args, kwargs, argnums, frame)
+            except BaseException:  # a run that raised is never pulled back: its arrays are
+                release(self.hold.arrays)  # writeable at once (the traceback keeps it alive)
+                raise
             finally:
                 level_holds.pop(frame.level, None)
                 # x.item() or x.tolist() of this level's values: said if nothing depends on it
@@ -706,8 +726,9 @@ class Linearized:
         refusals.forget_refusals()
         try:
             self.out = f(*args, **kwargs)
-        except (TypeError, ValueError) as error:  # one that hid a refusal: say it
-            if (clear := refusals.swallowed(error)) is None:
+        except (TypeError, ValueError) as error:  # one that hid a refusal, or NumPy's for a
+            # write into an array the guard holds: say it
+            if (clear := refused_write(error) or refusals.swallowed(error)) is None:
                 raise
             raise clear from error
         if writes.seen:  # a leaf written into holds its update; its first version is the leaf

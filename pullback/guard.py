@@ -13,6 +13,9 @@ read-only already are left alone. ``held_by`` says what holds an array, for the 
 It sits below the engine, beside the rule table.
 """
 
+import linecache
+import os
+import re
 import threading
 from typing import Any
 
@@ -172,3 +175,44 @@ def is_held(a: Any) -> bool:
     """Whether the guard holds ``a`` read-only now."""
     entry = _held.get(id(a))
     return entry is not None and entry[0] is a
+
+
+def _holder(a: Any) -> Any:
+    """``a``, or the base through which the guard holds it, if the guard holds either."""
+    for arr in (a, a.base):
+        if arr.__class__ is np.ndarray and is_held(arr):
+            return arr
+    return None
+
+
+def refused_write(error: BaseException) -> BaseException | None:
+    """pullback's words for NumPy's "assignment destination is read-only" (or "output array
+    is read-only") raised by a write into an array the guard holds, inside a function being
+    differentiated: which array (by its name at the line that wrote), what holds it, and the
+    fix. None for any other error."""
+    if type(error) is not ValueError or "read-only" not in str(error) or str(
+            error).startswith("pullback:"):
+        return None
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    frame = tb.tb_frame
+    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno).strip()
+    target = re.split(r"(?<![=!<>])=(?!=)", line)[0] if "=" in line else line
+    held = [(name, v) for name, v in frame.f_locals.items()
+            if isinstance(v, np.ndarray) and _holder(v) is not None]
+    if not held:
+        return None
+    # the array the line writes into: a name on the left of its '=', else one it mentions
+    name, a = next((h for h in held if re.search(rf"\b{re.escape(h[0])}\b", target)), held[0])
+    where = f"{os.path.basename(frame.f_code.co_filename)}:{tb.tb_lineno}"
+    return ValueError(
+        f"pullback: {where} writes into {name} (an array of shape {a.shape}), which is "
+        f"read-only while a gradient computation needs its values (held for "
+        f"{held_by(_holder(a))}). A buffer that collects tracked values must be tracked "
+        f"itself: create it from a tracked value (np.zeros_like(x), np.zeros(shape) + 0 * "
+        f"x[0]) or build the result out of place (np.stack of the rows); to change a "
+        f"constant the computation used, write into a copy ({name} = {name}.copy()) first. "
+        f"pb.held_by({name}) says what holds an array. (NumPy: {error})")

@@ -21,10 +21,12 @@ class Escaped(float):
 
     __slots__ = ("levels", "where")
 
-    def at(self, live):
+    def at(self, state):
         """The level this number is at in a recorded operation (-1: a constant), after
-        refusing it while a transform it left is running (``live``: core.live_levels)."""
-        if any(live.get(level) == "functional" for level in self.levels):
+        refusing it while a transform it left is running (``state``: core.state). Inside
+        pb.gradient's loss it is a constant, as PyTorch's ``.item()``: the Tracker face's."""
+        if not state.in_gradient and any(
+                state.live.get(level) == "functional" for level in self.levels):
             came_back(self.where)
         return -1
 
@@ -441,6 +443,14 @@ class ArrayMethods:
 
     def put(self, indices, values, mode="raise"):
         np.put(self, indices, values, mode=mode)
+
+    def resize(self, *new_shape, refcheck=True):
+        raise TypeError(
+            "pullback: x.resize(new_shape) changes a tracked array's shape in place, which "
+            "cannot be recorded. Build the new array instead: NumPy's method pads with zeros, "
+            "np.pad(np.ravel(x), (0, n - x.size)).reshape(new_shape) for a larger n, or "
+            "np.ravel(x)[:n].reshape(new_shape) for a smaller one (np.resize(x, new_shape) "
+            "repeats the data, where the method pads)")
 
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.dtype.itemsize)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dis
 import os
+import re
 import sys
 import threading
 from typing import Any
@@ -147,18 +148,66 @@ def forget_refusals() -> None:
     _last.message = None
 
 
+# a library's error that names its argument's type where compiled code asked for memory
+_COMPILED = re.compile(r"bytes-like|buffer|memoryview|Cannot convert|No matching signature")
+_LIBRARY_ADVICE = (
+    "Pass it plain values (pb.stop_gradient(x)) where no gradient should flow, or give that "
+    "function a rule (pb.primitive and pb.rrule).")
+
+
+def _raised_in(tb: Any) -> tuple[str, str, bool] | None:
+    """``(module.function, file:line, in a library)`` of the innermost frame of the
+    traceback ``tb`` outside pullback and NumPy (a library's is in site-packages)."""
+    here = os.path.dirname(__file__) + os.sep
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith((here, *_LIBRARY_DIRS)):
+            module = tb.tb_frame.f_globals.get("__name__", "?")
+            name = code.co_name if code.co_name.startswith(module) else (  # (Cython's
+                f"{module}.{code.co_name}")                                 # are qualified)
+            found = (name,  # (a Cython function's file is its .pyx)
+                     f"{os.path.basename(code.co_filename)}:{tb.tb_lineno}",
+                     "-packages" + os.sep in code.co_filename
+                     or code.co_filename.endswith((".pyx", ".pxd", ".pxi")))
+        tb = tb.tb_next
+    return found
+
+
 def swallowed(error: BaseException) -> BaseException | None:
-    """An error to raise instead of ``error`` (a user function's, not pullback's) when a
-    conversion was refused during the call: the refusal's message, with ``error``'s."""
-    message = getattr(_last, "message", None)
-    if message is None or type(error) not in (TypeError, ValueError) or str(
-            error).startswith("pullback:"):
+    """pullback's sentence, first, for an error that a tracked value caused in code that is
+    not pullback's (a user's function, a library's, NumPy's): a conversion refused just
+    before it (np.nditer, a plain array's a[i] = x and compiled code catch the refusal and
+    raise their own), or a message naming the tracked value's type (a Cython memoryview's
+    "not 'Tracked'", a validation's "Got Tracked(...) instead"). None for another error."""
+    text = str(error)
+    if not isinstance(error, (TypeError, ValueError)) or text.startswith("pullback:"):
         return None
-    return type(error)(
-        f"{error}\n\nBefore this error, {message[len('pullback: '):]} If the code that "
-        "raised the error above caught that refusal and went on, the refusal is its "
-        "cause: np.nditer does so (iterate over x[i] or x.flat instead), and so does a "
-        "plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)).")
+    message = getattr(_last, "message", None)
+    if message is None and "Tracked" not in text:
+        return None
+    name, line, library = _raised_in(error.__traceback__) or ("?", "?", False)
+    if library and (line.split(":")[0].endswith(".pyx") or message is None
+                    and _COMPILED.search(text)):
+        sentence = (f"a tracked value reached compiled code in {name} ({line}), which needs "
+                    f"a plain array and cannot carry a gradient. {_LIBRARY_ADVICE}")
+    elif library and message is None:  # a check of the arguments (isinstance, a type)
+        sentence = (f"{name} ({line}) refused a tracked value: it checks its arguments "
+                    "(isinstance(x, np.ndarray), a type or a range), and a tracked value is "
+                    f"not a NumPy array. {_LIBRARY_ADVICE}")
+    elif library:
+        sentence = (f"{message[len('pullback: '):]} {name} ({line}) raised the error below "
+                    "in its place: it writes a tracked value into a plain array it "
+                    "allocated, calls a plain array's method with it, or hands it to "
+                    f"compiled code, none of which can carry a gradient. {_LIBRARY_ADVICE}")
+    else:
+        sentence = (f"{message[len('pullback: '):] if message else ''} The line {line} "
+                    "raised the error below in its place: np.nditer does so (iterate over "
+                    "x[i] or x.flat instead), and so does a plain array's a[i] = x (make the "
+                    "buffer tracked: a = np.zeros_like(x)).").lstrip()
+    return type(error)(f"pullback: {sentence} ({type(error).__name__}: {text})") if type(
+        error) in (TypeError, ValueError) else TypeError(
+        f"pullback: {sentence} ({type(error).__name__}: {text})")
 
 
 def refuse_conversion(shape: tuple, dtype: Any) -> Any:
@@ -206,6 +255,11 @@ def refuse_scalar(kind: str, x: Any = None) -> Any:
         return {"float": float, "int": int, "complex": complex}[kind](v)
     where = called_from()
     _last.message = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
+    if where:  # a library's code: nothing to change there, only how it is called
+        raise TypeError(
+            f"pullback: {kind}() of a tracked value (called by {where}) would drop its "
+            "gradient: that code computes with Python numbers (math, a[i] = x into a plain "
+            f"array it allocated), which cannot carry a gradient. {_LIBRARY_ADVICE}")
     raise TypeError(
         f"pullback: {kind}() of a tracked value{_by(where)} would drop its "
         "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "

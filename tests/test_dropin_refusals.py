@@ -87,3 +87,137 @@ def test_pandas_is_refused_in_pullbacks_words():
     with pytest.raises(TypeError, match=r"^pullback: pandas \(pandas\..*\) got a tracked "
                                         r"value.*np\.sum\(x\), not pd\.Series\(x\)\.sum\(\)"):
         pb.grad(lambda t: pd.Series(t).sum())(np.ones(3))
+
+
+# ---------------------------------------------------------------------------- the guard
+
+
+def test_a_plain_buffer_filled_in_a_loop_names_the_buffer_and_the_fix():
+    def rnn(inputs, W):
+        h = np.zeros((4, 3))
+        for t in range(3):
+            h[t + 1] = np.dot(inputs[t], W) + h[t]
+        return np.sum(h[1:])
+
+    with pytest.raises(ValueError, match=r"^pullback: test_dropin_refusals\.py:\d+ writes into "
+                                         r"h \(an array of shape \(4, 3\)\), which is read-only"
+                                         r".*np\.zeros_like\(x\).*pb\.held_by\(h\)"):
+        pb.grad(rnn, 1)(np.ones((3, 2)), np.ones((2, 3)))
+
+    def tracked_buffer(inputs, W):  # the fix the message gives
+        h = np.zeros_like(np.dot(inputs[:4], W)) * 0.0
+        for t in range(3):
+            h[t + 1] = np.dot(inputs[t], W) + h[t]
+        return np.sum(h[1:] ** 2)
+
+    inputs, W = np.random.default_rng(0).standard_normal((4, 2)), np.ones((2, 3))
+    np.testing.assert_allclose(pb.grad(tracked_buffer, 1)(inputs, W),
+                               central_differences(lambda W: tracked_buffer(inputs, W), W),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("failure", ["loss", "inside"])
+def test_arrays_are_writeable_in_the_except_handler_of_a_failed_grad(failure):
+    X = np.ones(3)
+
+    def f(w):
+        if failure == "inside":
+            raise ValueError(f"no: {np.sum(w * X)}")   # the graph holds X by now
+        return np.sum(np.log(w * X - 1.0))       # -inf: the loss is refused
+
+    try:
+        with np.errstate(divide="ignore"):
+            pb.grad(f)(np.ones(3))
+    except (ValueError, pb.LossError):
+        X[...] = 2.0                             # regularise and try again
+    assert pb.held_by(X) is None
+    np.testing.assert_allclose(pb.grad(f)(np.ones(3)) if failure == "loss" else X, 2.0)
+
+
+def test_a_library_changing_an_array_the_graph_uses_is_named():
+    kernel_ridge = pytest.importorskip("sklearn.kernel_ridge")
+    X = np.random.default_rng(0).standard_normal((6, 2))
+
+    def f(y):  # KernelRidge adds alpha to K's diagonal in place, after a solve used K
+        return np.sum(kernel_ridge.KernelRidge(alpha=1.0).fit(X, y).dual_coef_)
+
+    with pytest.raises(ValueError, match=r"^pullback: _ridge\.py:\d+ writes into K \(an array "
+                                         r"of shape \(6, 6\)\), which is read-only"):
+        pb.grad(f)(np.ones(6))
+
+
+# ---------------------------------------------------------------------------- messages
+
+
+def test_a_positional_out_is_out():
+    def clipped(a):
+        out = np.zeros_like(a)
+        assert np.clip(a, 0.5, 1.5, out) is out
+        return np.sum(out * a)
+
+    x = np.array([0.2, 1.0, 2.0])
+    np.testing.assert_allclose(pb.grad(clipped)(x), central_differences(clipped, x), rtol=1e-7)
+
+    def dotted(a):
+        out = np.zeros_like(a)
+        np.dot(np.arange(9.0).reshape(3, 3), a, out)
+        return np.sum(np.cumsum(out, 0, None, None) ** 2)
+
+    np.testing.assert_allclose(pb.grad(dotted)(x), central_differences(dotted, x), rtol=1e-7)
+    with pytest.raises(TypeError, match=r"^pullback: np\.clip\(\.\.\., out=\.\.\.\) writes into "
+                                        r"an existing plain array"):
+        pb.grad(lambda a: np.sum(np.clip(a, 0.5, 1.5, np.zeros(3))))(x)
+
+
+def test_resize_is_told_that_the_method_pads_with_zeros():
+    with pytest.raises(TypeError, match=r"x\.resize\(new_shape\) changes .*pads with zeros.*"
+                                        r"np\.pad"):
+        pb.grad(lambda a: np.sum(a.copy().resize(5)))(np.ones(3))
+
+
+def test_a_plain_buffers_message_comes_first():
+    def fill(x):
+        buffer = np.zeros(2)
+        buffer[0] = x[0]
+        return np.sum(buffer)
+
+    with pytest.raises(ValueError, match=r"^pullback: float\(\) of a tracked value was refused"
+                                         r"\. The line test_dropin_refusals\.py:\d+ .*"
+                                         r"np\.zeros_like\(x\).*\(ValueError: setting an array "
+                                         r"element with a sequence\.\)$"):
+        pb.grad(fill)(np.ones(2))
+
+
+# ---------------------------------------------------------------------------- libraries
+
+LIBRARY = {  # (function of a tracked t, the message's start, library line, what happened)
+    "compiled code (cKDTree)": (
+        lambda t: np.sum(__import__("scipy.spatial").spatial.cKDTree(t.reshape(3, 2)).query(
+            np.zeros(2))[0]),
+        r"a tracked value reached compiled code in scipy\.spatial\._ckdtree\..*"
+        r"\(_ckdtree\.pyx:\d+\).*pb\.rrule.*\(TypeError: "),
+    "a validation (KernelRidge's alpha)": (
+        lambda t: np.sum(__import__("sklearn.kernel_ridge").kernel_ridge.KernelRidge(
+            alpha=t[0] ** 2).fit(np.ones((3, 2)), np.ones(3)).dual_coef_),
+        r"sklearn\.utils\._param_validation\.\w+ \(_param_validation\.py:\d+\) refused a "
+        r"tracked value: it checks its arguments .*pb\.stop_gradient.*\(InvalidParameterError"),
+    "float() in a library (mean_squared_error)": (
+        lambda t: __import__("sklearn.metrics").metrics.mean_squared_error(np.ones(6), t),
+        r"float\(\) of a tracked value \(called by sklearn\.metrics\._regression\."
+        r"mean_squared_error at _regression\.py:\d+\).*pb\.stop_gradient.*pb\.rrule"),
+    "a plain array's method (X.dot(params))": (
+        lambda t: np.sum(np.ones((2, 6)).dot(t)),
+        r"a tracked value cannot become a plain NumPy array.*A\.dot\(x\): write np\.dot"),
+    "a conversion in a library (gaussian_filter)": (
+        lambda t: np.sum(__import__("scipy.ndimage").ndimage.gaussian_filter(t, 1.0)),
+        r"a tracked value \(shape \(6,\), dtype float64\) reached scipy\.ndimage\._filters\."
+        r"\w+ at _filters\.py:\d+.*pb\.rrule.*pb\.stop_gradient"),
+}
+
+
+@pytest.mark.parametrize("case", LIBRARY, ids=list(LIBRARY))
+def test_code_that_cannot_be_followed_is_named_in_pullbacks_words(case):
+    pytest.importorskip("sklearn")
+    f, message = LIBRARY[case]
+    with pytest.raises((TypeError, ValueError), match=f"^pullback: {message}"):
+        pb.grad(f)(np.linspace(0.5, 1.5, 6))
