@@ -165,8 +165,8 @@ class FlatIter:
     """``x.flat`` of a tracked value: NumPy's flat iterator (C order), whose elements and
     slices are tracked values; a write into it is a write into ``x``."""
 
-    def __init__(self, x):
-        self.base, self.index = x, 0
+    def __init__(self, x):  # (a 0-d x's flat is the (1,) view of it, which writes go through)
+        self.base, self.index = x if x.ndim else np.reshape(x, (1,)), 0
 
     def _where(self, index):
         shape = self.base.shape

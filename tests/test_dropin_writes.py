@@ -157,3 +157,16 @@ def test_an_array_written_with_itself(line):
     exec(f"def f(x):\n    y = np.sin(x)\n    {SELF[line]}\n"
          "    return np.sum(y * np.arange(1.0, 5.0)) + np.sum(y * y)", namespace)
     agrees(namespace["f"], rng.standard_normal(4))
+
+
+@pytest.mark.xfail(strict=True, reason="np.array of a list of tracked Fortran-ordered arrays "
+                   "keeps np.stack's layout where NumPy's is C order (construct.py's "
+                   "_tracked_array, outside this change)")
+def test_an_array_built_from_a_list_is_c_ordered():
+    def f(x):
+        a = x.reshape(2, 3).T
+        s = np.array([a, a * 2.0])
+        s.reshape(-1)[1] = 100.0 * x[0]          # NumPy: a view of the C-ordered s
+        return np.sum(s)
+
+    agrees(f, np.arange(6.0) + 0.5)

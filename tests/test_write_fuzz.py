@@ -117,7 +117,7 @@ def _grow(prog, rng):
     a = _pick(rng, names)
     shape = env[a].shape
     new = f"a{len(names)}"
-    kind = rng.integers(12)
+    kind = rng.integers(13)
     order = _pick(rng, ORDERS)
     if kind == 0:  # a view
         view = _pick(rng, [f"{a}.T", f"{a}[::-1]", f"{a}[1:]", f"{a}[None]", f"{a}[..., None]",
@@ -151,7 +151,7 @@ def _grow(prog, rng):
                             f"np.concatenate([np.ravel({a}), np.ravel({a})])"])
         return prog.add(f"{new} = {build}", new)
     if kind == 4:  # a smooth function
-        return prog.add(f"{new} = {_pick(rng, ['np.sin', 'np.tanh', 'np.exp'])}({a}) * "
+        return prog.add(f"{new} = {_pick(rng, ['np.sin', 'np.tanh', 'np.cos'])}({a}) * "
                         f"{_pick(rng, names)}[...]" if rng.integers(2) else
                         f"{new} = np.cos({a})", new)
     target = f"{a}[{_index(rng, shape)}]" if rng.integers(4) else a
@@ -181,6 +181,15 @@ def _grow(prog, rng):
         line = f"{view}[{index}] = " + (
             f"({value}).copy()" if "np.array([" in index and "copy()" not in value
             and np.shares_memory(eval(value, dict(env)), env[a]) else value)
+    elif kind == 11:  # out=, .flat, .fill, .sort, np.copyto(where=)
+        mask = "np.array(" + str((prog.rng.random(shape) < 0.5).tolist()) + ")"
+        line = _pick(rng, [f"np.add({a}, {value}, out={a})", f"np.multiply({value}, 2.0, out={a})",
+                           f"{a}.flat[{int(rng.integers(-1, 1))}] = {value}",
+                           f"{a}.fill({float(np.round(rng.standard_normal(), 2))})",
+                           f"{a}.sort()" if shape else f"{a}[...] = 1.0",
+                           f"np.copyto({a}, {value}, where={mask})",
+                           f"np.negative({value}, out={a}[...])",
+                           f"{a}.T.flat[::2] = 0.5"])
     else:  # with itself
         line = _pick(rng, [f"{a}[::-1] = {a}", f"{a}[...] = {a}", f"{a}[:] = {a}",
                            f"np.copyto({a}, {a})", f"{a}[{list(range(len(env[a]))[::-1])}] = {a}"
