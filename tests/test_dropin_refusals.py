@@ -221,3 +221,41 @@ def test_code_that_cannot_be_followed_is_named_in_pullbacks_words(case):
     f, message = LIBRARY[case]
     with pytest.raises((TypeError, ValueError), match=f"^pullback: {message}"):
         pb.grad(f)(np.linspace(0.5, 1.5, 6))
+
+
+LIBRARY_SOURCE = '''
+import numpy as np
+
+
+def fill(x):
+    out = np.zeros(2)
+    out[0] = x[0]                  # a plain array the library allocated
+    return out
+
+
+def check(x):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be an ndarray, got {type(x).__name__}")
+    return x
+'''
+
+
+@pytest.mark.parametrize("call,message", [
+    ("fill", r"float\(\) of a tracked value was refused \(called by fakelib\.fill at "
+             r"fakelib\.py:7\)\. fakelib\.fill \(fakelib\.py:7\) raised the error below in its "
+             r"place: it writes a tracked value into a plain array it allocated.*pb\.rrule\)\. "
+             r"\(ValueError: setting an array element with a sequence\.\)$"),
+    ("check", r"fakelib\.check \(fakelib\.py:13\) refused a tracked value: it checks its "
+              r"arguments .*pb\.stop_gradient.*\(TypeError: x must be an ndarray, got "
+              r"Tracked\)$"),
+])
+def test_a_librarys_own_error_comes_after_pullbacks_sentence(call, message, tmp_path,
+                                                              monkeypatch):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    (site / "fakelib.py").write_text(LIBRARY_SOURCE)
+    monkeypatch.syspath_prepend(str(site))
+    fakelib = __import__("fakelib")
+    with pytest.raises((TypeError, ValueError), match=f"^pullback: {message}"):
+        pb.grad(lambda t: np.sum(getattr(fakelib, call)(t)))(np.ones(2))
+    monkeypatch.delitem(__import__("sys").modules, "fakelib")
