@@ -208,6 +208,14 @@ def refused_write(error: BaseException) -> BaseException | None:
     # the array the line writes into: a name on the left of its '=', else one it mentions
     name, a = next((h for h in held if re.search(rf"\b{re.escape(h[0])}\b", target)), held[0])
     where = f"{os.path.basename(frame.f_code.co_filename)}:{tb.tb_lineno}"
+    if "-packages" + os.sep in frame.f_code.co_filename:  # a library's code: its call
+        return ValueError(
+            f"pullback: {frame.f_globals.get('__name__', '?')}.{frame.f_code.co_name} "
+            f"({where}) writes into {name} (an array of shape {a.shape}), which the "
+            f"computation used before and still needs (held for {held_by(_holder(a))}): a "
+            "library's function that changes an array after using it cannot be followed. "
+            "Give that function a rule (pb.primitive and pb.rrule), or call it with plain "
+            f"values (pb.stop_gradient(x)) where no gradient should flow. (NumPy: {error})")
     return ValueError(
         f"pullback: {where} writes into {name} (an array of shape {a.shape}), which is "
         f"read-only while a gradient computation needs its values (held for "
