@@ -503,7 +503,7 @@ class Tracked(ArrayMethods):
     def __copy__(self):  # NumPy's: a new array, so a write into it stays there; on the graph
         return np.copy(self)
 
-    __deepcopy__ = lambda self, memo: np.copy(self)
+    __deepcopy__: Any = lambda self, memo: np.copy(self)
 
     def __repr__(self):
         return f"Tracked({plain(self)!r}, level={self.level})"

@@ -195,7 +195,7 @@ def swallowed(error: BaseException) -> BaseException | None:
         sentence = (f"{name} ({line}) refused a tracked value: it checks its arguments "
                     "(isinstance(x, np.ndarray), a type or a range), and a tracked value is "
                     f"not a NumPy array. {_LIBRARY_ADVICE}")
-    elif library:
+    elif library and message is not None:
         sentence = (f"{message[len('pullback: '):]} {name} ({line}) raised the error below "
                     "in its place: it writes a tracked value into a plain array it "
                     "allocated, calls a plain array's method with it, or hands it to "
