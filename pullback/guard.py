@@ -10,6 +10,9 @@ back through. Holds are counted per array: the array becomes writeable again whe
 holder is released, by a backward pass that frees the graph or by the graph being dropped
 (an exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
 read-only already are left alone. ``held_by`` says what holds an array, for the message.
+Nothing is held that no derivative reads: np.add's and np.subtract's arrays stay free.
+A write into a held array inside a differentiated function fails with NumPy's words, which
+``refused_write`` puts after pullback's: the array by its name, what holds it, the fix.
 It sits below the engine, beside the rule table.
 """
 
@@ -22,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .refusals import refuse_subclass
-from .registry import name_of
+from .registry import MINUS_ONE, ONE, Elementwise, name_of
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
@@ -110,6 +113,8 @@ def hold(node, args, what):
     """Make the plain arrays among ``args`` read-only while ``node``'s graph lives:
     constants, and the values of inputs (leaves). A node of a transform's level adds them
     to the level's Hold (each array once); any other node gets its own."""
+    # add's and subtract's derivatives read no value (at any order): their arrays stay free
+    free = what.__class__ is Elementwise and all(d is ONE or d is MINUS_ONE for d in what.derivs)
     level = level_holds.get(node.level)
     seen = None if level is None else level.seen
     arrays = None
@@ -127,6 +132,8 @@ def hold(node, args, what):
                 a = getattr(a, "value", None)
                 if a.__class__ is not np.ndarray:
                     continue
+        if free:
+            continue
         if seen is not None and (id(a) in seen or a.base is not None and id(a.base) in seen
                                  and not a.flags.writeable):
             continue  # held by the level already, or a read-only view of what it holds

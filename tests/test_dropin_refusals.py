@@ -93,16 +93,26 @@ def test_pandas_is_refused_in_pullbacks_words():
 
 
 def test_a_plain_buffer_filled_in_a_loop_names_the_buffer_and_the_fix():
-    def rnn(inputs, W):
+    def rnn(inputs, W):  # np.add's derivative reads no value: the guard leaves h[t] free
         h = np.zeros((4, 3))
         for t in range(3):
             h[t + 1] = np.dot(inputs[t], W) + h[t]
         return np.sum(h[1:])
 
+    with pytest.raises(TypeError, match=r"^pullback: a tracked value cannot become a plain "
+                                        r"NumPy array.*a = np\.zeros_like\(x\)"):
+        pb.grad(rnn, 1)(np.ones((3, 2)), np.ones((2, 3)))
+
+    def gated(inputs, W):  # np.multiply's reads h[t]: the guard holds h, and says so
+        h = np.ones((4, 3))
+        for t in range(3):
+            h[t + 1] = np.dot(inputs[t], W) * h[t]
+        return np.sum(h[1:])
+
     with pytest.raises(ValueError, match=r"^pullback: test_dropin_refusals\.py:\d+ writes into "
                                          r"h \(an array of shape \(4, 3\)\), which is read-only"
                                          r".*np\.zeros_like\(x\).*pb\.held_by\(h\)"):
-        pb.grad(rnn, 1)(np.ones((3, 2)), np.ones((2, 3)))
+        pb.grad(gated, 1)(np.ones((3, 2)), np.ones((2, 3)))
 
     def tracked_buffer(inputs, W):  # the fix the message gives
         h = np.zeros_like(np.dot(inputs[:4], W)) * 0.0
@@ -124,6 +134,11 @@ def test_arrays_are_writeable_in_the_except_handler_of_a_failed_grad(failure):
         if failure == "inside":
             raise ValueError(f"no: {np.sum(w * X)}")   # the graph holds X by now
         return np.sum(np.log(w * X - 1.0))       # -inf: the loss is refused
+
+    with np.errstate(divide="ignore"):
+        out, _ = pb.vjp(lambda w: w * X, np.ones(3))
+    assert pb.held_by(X) is not None             # (what the handler below must not meet)
+    del out, _
 
     try:
         with np.errstate(divide="ignore"):
