@@ -602,7 +602,8 @@ def scalar_seed(y, fname, losscheck, transform="grad"):
     try:
         return _seed(y, fname, losscheck, transform)
     except BaseException:
-        if isinstance(y, Tracked) and (run := _runs.get(y.level)) is not None:
+        run = _runs.get(y.level) if isinstance(y, Tracked) else None
+        if run is not None and hasattr(run, "out"):  # (a run still going on keeps them)
             release(run.hold.arrays)
         raise
 
