@@ -11,6 +11,7 @@ import functools
 import heapq
 import math
 import numbers
+import weakref
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from . import refusals, tree
 from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
 from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
-from .guard import Hold, level_holds
+from .guard import Hold, level_holds, refused_write, release
 from .lazy import is_lazy
 from .methods import escapes, is_complex, owner, shape_of
 from .refusals import fitted_list, library_rule, no_derivative, pullback_name
@@ -597,6 +598,19 @@ def require_outputs(outs, fname, integers=False, complex_fix=None, out_def=None)
 
 
 def scalar_seed(y, fname, losscheck, transform="grad"):
+    """``_seed``, after which a loss refused leaves the arrays of its run writeable: that
+    run is never pulled back, and a user's ``except`` handler may change them (the
+    traceback keeps the run alive)."""
+    try:
+        return _seed(y, fname, losscheck, transform)
+    except BaseException:
+        run = _runs.get(y.level) if isinstance(y, Tracked) else None
+        if run is not None and hasattr(run, "out"):  # (a run still going on keeps them)
+            release(run.hold.arrays)
+        raise
+
+
+def _seed(y, fname, losscheck, transform):
     """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
     is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
     ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
@@ -611,6 +625,11 @@ def scalar_seed(y, fname, losscheck, transform="grad"):
         return _lazy_seed(v, fname)
     elif not is_value(v):  # (a CuPy loss is one; a lazy one was seeded above)
         what = "None (is a return statement missing?)" if v is None else described(v)
+        if isinstance(getattr(v, "data", None), Tracked):  # an xarray.DataArray holding it
+            raise TypeError(
+                f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
+                f"returned {what} ({type(v).__module__}.{type(v).__qualname__}), which is not "
+                "an array pullback differentiates; return the array it holds (loss.data)")
         raise TypeError(
             f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
             f"returned {what}. " + ("Return the loss itself (not [loss] or (loss,)); for "
@@ -660,6 +679,9 @@ def _lazy_seed(v, fname):
     return np.ones_like(v)
 
 
+_runs: "weakref.WeakValueDictionary[int, Linearized]" = weakref.WeakValueDictionary()
+
+
 def _list_of_numbers(inputs, argnums, f):
     """Where a differentiated argument is a list (or tuple) of plain numbers, which is a
     pytree of scalars, the sentence that names it and the fix (None where there is none):
@@ -686,10 +708,14 @@ class Linearized:
     def __init__(self, f, args, kwargs, argnums):
         with Frame() as frame:
             self.level = frame.level
+            _runs[frame.level] = self
             # the arrays this graph needs stay read-only while this object lives (guard.py)
             self.hold = level_holds[frame.level] = Hold()
             try:
                 self._run(f, args, kwargs, argnums, frame)
+            except BaseException:  # a run that raised is never pulled back: its arrays are
+                release(self.hold.arrays)  # writeable at once (the traceback keeps it alive)
+                raise
             finally:
                 level_holds.pop(frame.level, None)
                 # x.item() or x.tolist() of this level's values: said if nothing depends on it
@@ -722,8 +748,9 @@ class Linearized:
         refusals.forget_refusals()
         try:
             self.out = f(*args, **kwargs)
-        except (TypeError, ValueError) as error:  # one that hid a refusal: say it
-            if (clear := refusals.swallowed(error)) is not None:
+        except (TypeError, ValueError) as error:  # one that hid a refusal, or NumPy's for a
+            # write into an array the guard holds: say it
+            if (clear := refused_write(error) or refusals.swallowed(error)) is not None:
                 raise clear from error
             if (listed := _list_of_numbers(self.inputs, argnums, f)) is not None:
                 said = str(error)  # NumPy's own words stay; pullback's are replaced

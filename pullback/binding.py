@@ -72,3 +72,26 @@ def bind_positional(func, args, kwargs, boxed):
             f"that takes {stuck[0]!r} positionally"
         )
     return tuple(pos), kw
+
+
+_out_places: dict = {}  # func -> (index of out, names from there on), or None: no such out
+
+
+def positional_out(func, args, kwargs):
+    """``(args, kwargs)`` of ``func(*args, **kwargs)``, where an ``out`` given positionally
+    (np.clip(a, lo, hi, out), np.dot(a, b, out)) and the arguments after it become
+    keywords, so that the write into ``out`` is recorded or refused as ``out=`` is."""
+    place = _out_places.get(func, False)
+    if place is False:
+        try:
+            params = list(signature_of(func).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+        place = _out_places[func] = ((names.index("out"), names[names.index("out"):])
+                                     if "out" in names else None)
+    if place is None or len(args) <= place[0]:
+        return args, kwargs
+    k, names = place
+    return args[:k], {**kwargs, **dict(zip(names, args[k:]))}

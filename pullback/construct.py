@@ -37,7 +37,7 @@ from ._interception import (
     swap_module_function,
 )
 from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
-from .refusals import forget_refusals
+from .refusals import forget_refusals, refuse_pandas
 from .registry import NoRuleError, public
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
@@ -86,8 +86,11 @@ def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=Fa
             "(dtype=object) of plain Python numbers, which would drop the gradient; keep a "
             "float dtype (np.array(x)), and to apply a Python function to each element, use "
             "np.vectorize(f)(x)")
+    refuse_pandas()  # (pd.Series(x) would convert x again and again)
     fresh = not isinstance(obj, Tracked)
     result = _stacked(obj)
+    if fresh and order in ("K", "A"):  # a list's array is C-ordered, as NumPy's
+        order = "C"
     if dtype is not None and np.dtype(dtype) != result.dtype:
         if copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested.")

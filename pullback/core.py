@@ -16,9 +16,19 @@ from typing import Any
 import numpy as np
 
 from ._interception import activate, deactivate
-from .binding import bind_positional
+from .binding import bind_positional, positional_out
 from .guard import hold, level_holds, read_only
-from .methods import ArrayMethods, deferring, escapes, is_inexact, memory, reflected, shape_of
+from .methods import (
+    ArrayMethods,
+    Escaped,
+    deferring,
+    escapes,
+    in_order,
+    is_inexact,
+    memory,
+    reflected,
+    shape_of,
+)
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     library_rule,
@@ -66,6 +76,7 @@ watching = 0  # how many threads have a watch set: record reads this, not the th
 class _ThreadState(threading.local):
     no_grad = slow = 0  # slow: nonzero when the hot paths must take apply (no_grad, a watch)
     in_gradient = 0  # inside pb.gradient's loss: transforms keep the Tracker level (strip)
+    live = live_levels  # (for methods.Escaped, which sits below and cannot import it)
 
     def __init__(self):
         self.frames, self.watch = [], None  # watch: what record shows debug.py of each node
@@ -219,6 +230,8 @@ def apply(func, args, kwargs):
     """Call ``func`` on arguments some of which are tracked; record one node."""
     if state.no_grad:
         return _call_plain(func, args, kwargs)
+    if len(args) > 2:  # np.clip(a, lo, hi, out): out by keyword
+        args, kwargs = positional_out(func, args, kwargs)
     if kwargs:
         if "out" in kwargs:  # out=None dropped; out=y written into y, or refused
             return writes.into_out(apply, func, args, kwargs)
@@ -305,8 +318,8 @@ def _binary(func, a, b):
     row = rules.get(func)
     if state.slow:
         return apply(func, (a, b), {})
-    la = a.level if isinstance(a, Tracked) else -1
-    lb = b.level if isinstance(b, Tracked) else -1
+    la = a.level if isinstance(a, Tracked) else a.at(state) if a.__class__ is Escaped else -1
+    lb = b.level if isinstance(b, Tracked) else b.at(state) if b.__class__ is Escaped else -1
     if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
     if row.__class__ is not Elementwise:  # a pullback rule (x @ W): called here directly
@@ -497,20 +510,17 @@ class Tracked(ArrayMethods):
     def __int__(self):
         return refuse_scalar("int", self)
 
-    def __complex__(self):
-        refuse_scalar("complex")
+    __complex__ = lambda self: refuse_scalar("complex")
 
     def __bool__(self):
         return bool(plain(self))
 
-    def __format__(self, spec):
-        return format(plain(self), spec)
+    __format__ = lambda self, spec: format(plain(self), spec)
 
     def __copy__(self):  # NumPy's: a new array, so a write into it stays there; on the graph
         return np.copy(self)
 
-    def __deepcopy__(self, memo):
-        return np.copy(self)
+    __deepcopy__: Any = lambda self, memo: np.copy(self)
 
     def __repr__(self):
         return f"Tracked({plain(self)!r}, level={self.level})"
@@ -529,9 +539,11 @@ class Tracked(ArrayMethods):
 
     def astype(self, dtype, **kwargs):
         refuse_cast(self.dtype, dtype, kwargs.get("casting", "unsafe"))  # (NumPy's rule)
-        if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype:
+        order = in_order(self, kwargs.get("order", "K"))  # True, or the order to copy to
+        if kwargs.get("copy", True) is False and np.dtype(dtype) == self.dtype and order is True:
             return self  # NumPy's: the array itself, which a write then goes into
-        return apply(astype, (self, dtype), {})
+        out = apply(astype, (self, dtype), {})  # in self's layout: another order copies
+        return out if order is True else np.copy(out, order=order)
 
     # -- operators: each the table row of its ufunc (reflected: swapped; in-place: writes.py)
     __add__, __radd__ = _operators(np.add)

@@ -10,16 +10,22 @@ back through. Holds are counted per array: the array becomes writeable again whe
 holder is released, by a backward pass that frees the graph or by the graph being dropped
 (an exception, a KeyboardInterrupt, a graph nobody calls backward on). Arrays that were
 read-only already are left alone. ``held_by`` says what holds an array, for the message.
+Nothing is held that no derivative reads: np.add's and np.subtract's arrays stay free.
+A write into a held array inside a differentiated function fails with NumPy's words, which
+``refused_write`` puts after pullback's: the array by its name, what holds it, the fix.
 It sits below the engine, beside the rule table.
 """
 
+import linecache
+import os
+import re
 import threading
 from typing import Any
 
 import numpy as np
 
 from .refusals import refuse_subclass
-from .registry import name_of
+from .registry import MINUS_ONE, ONE, Elementwise, name_of
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
@@ -107,6 +113,8 @@ def hold(node, args, what):
     """Make the plain arrays among ``args`` read-only while ``node``'s graph lives:
     constants, and the values of inputs (leaves). A node of a transform's level adds them
     to the level's Hold (each array once); any other node gets its own."""
+    # add's and subtract's derivatives read no value (at any order): their arrays stay free
+    free = what.__class__ is Elementwise and all(d is ONE or d is MINUS_ONE for d in what.derivs)
     level = level_holds.get(node.level)
     seen = None if level is None else level.seen
     arrays = None
@@ -124,6 +132,8 @@ def hold(node, args, what):
                 a = getattr(a, "value", None)
                 if a.__class__ is not np.ndarray:
                     continue
+        if free:
+            continue
         if seen is not None and (id(a) in seen or a.base is not None and id(a.base) in seen
                                  and not a.flags.writeable):
             continue  # held by the level already, or a read-only view of what it holds
@@ -172,3 +182,52 @@ def is_held(a: Any) -> bool:
     """Whether the guard holds ``a`` read-only now."""
     entry = _held.get(id(a))
     return entry is not None and entry[0] is a
+
+
+def _holder(a: Any) -> Any:
+    """``a``, or the base through which the guard holds it, if the guard holds either."""
+    for arr in (a, a.base):
+        if arr.__class__ is np.ndarray and is_held(arr):
+            return arr
+    return None
+
+
+def refused_write(error: BaseException) -> BaseException | None:
+    """pullback's words for NumPy's "assignment destination is read-only" (or "output array
+    is read-only") raised by a write into an array the guard holds, inside a function being
+    differentiated: which array (by its name at the line that wrote), what holds it, and the
+    fix. None for any other error."""
+    if type(error) is not ValueError or "read-only" not in str(error) or str(
+            error).startswith("pullback:"):
+        return None
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    frame = tb.tb_frame
+    line = linecache.getline(frame.f_code.co_filename, tb.tb_lineno).strip()
+    target = re.split(r"(?<![=!<>])=(?!=)", line)[0] if "=" in line else line
+    held = [(name, v) for name, v in frame.f_locals.items()
+            if isinstance(v, np.ndarray) and _holder(v) is not None]
+    if not held:
+        return None
+    # the array the line writes into: a name on the left of its '=', else one it mentions
+    name, a = next((h for h in held if re.search(rf"\b{re.escape(h[0])}\b", target)), held[0])
+    where = f"{os.path.basename(frame.f_code.co_filename)}:{tb.tb_lineno}"
+    if "-packages" + os.sep in frame.f_code.co_filename:  # a library's code: its call
+        return ValueError(
+            f"pullback: {frame.f_globals.get('__name__', '?')}.{frame.f_code.co_name} "
+            f"({where}) writes into {name} (an array of shape {a.shape}), which the "
+            f"computation used before and still needs (held for {held_by(_holder(a))}): a "
+            "library's function that changes an array after using it cannot be followed. "
+            "Give that function a rule (pb.primitive and pb.rrule), or call it with plain "
+            f"values (pb.stop_gradient(x)) where no gradient should flow. (NumPy: {error})")
+    return ValueError(
+        f"pullback: {where} writes into {name} (an array of shape {a.shape}), which is "
+        f"read-only while a gradient computation needs its values (held for "
+        f"{held_by(_holder(a))}). A buffer that collects tracked values must be tracked "
+        f"itself: create it from a tracked value (np.zeros_like(x), np.zeros(shape) + 0 * "
+        f"x[0]) or build the result out of place (np.stack of the rows); to change a "
+        f"constant the computation used, write into a copy ({name} = {name}.copy()) first. "
+        f"pb.held_by({name}) says what holds an array. (NumPy: {error})")

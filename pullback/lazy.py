@@ -10,8 +10,8 @@ gradient wait for that check at its very end (the chunks of the backward pass do
 for the whole loss, which would keep every chunk of the forward pass in memory).
 ``dask.compute(value, grad)`` evaluates the forward pass, the backward pass and the check
 in one pass, and a gradient computed on its own raises the same error. Dask is not
-imported here: a value is lazy when it follows Dask's collection protocol
-(``__dask_graph__``), and Dask is imported only to handle such a value.
+imported here: a value is lazy when it is one of Dask's collections, following their
+protocol (``__dask_graph__``), and Dask is imported only to handle such a value.
 """
 
 import math
@@ -24,8 +24,15 @@ _EAGER = frozenset({np.ndarray, np.float64, np.float32, np.complex128, float, in
 
 
 def is_lazy(v):
-    """Whether ``v`` is a Dask collection (a Dask array): a graph that has not run yet."""
-    return v.__class__ not in _EAGER and hasattr(v, "__dask_graph__")
+    """Whether ``v`` is a Dask collection (a Dask array): a graph that has not run yet.
+    Another library's object that follows the protocol (an xarray.DataArray, which may
+    hold a Dask array or not) is not one: it is refused as a loss, naming its type."""
+    cls = v.__class__
+    return cls not in _EAGER and hasattr(v, "__dask_graph__") and (
+        cls.__module__.partition(".")[0] in _DASK)
+
+
+_DASK = frozenset({"dask", "dask_expr"})  # the packages of Dask's collections
 
 
 def checked(v, fname):

@@ -5,11 +5,79 @@ import math
 
 import numpy as np
 
-from .refusals import refuse_subclass
+from .refusals import came_back, line_of_caller, refuse_subclass
 
 # the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
 # a transform whose output then has no derivative says so (backward.Linearized)
 escapes: dict[int, str] = {}
+
+
+class Escaped(float):
+    """``x.item()`` of a value a transform differentiates: a Python float that remembers
+    the levels it left and the line that took it out, so that the engine refuses it when
+    it comes back into the computation of such a level (``t[0] + v``), where its gradient
+    would be lost without a word (``Escaped.at``). Python arithmetic on it keeps it one;
+    it pickles, prints and compares as the float it is."""
+
+    __slots__ = ("levels", "where")
+
+    def at(self, state):
+        """The level this number is at in a recorded operation (-1: a constant), after
+        refusing it while a transform it left is running (``state``: core.state). Inside
+        pb.gradient's loss it is a constant, as PyTorch's ``.item()``: the Tracker face's."""
+        if not state.in_gradient and any(
+                state.live.get(level) == "functional" for level in self.levels):
+            came_back(self.where)
+        return -1
+
+    def __reduce__(self):
+        return float, (float(self),)
+
+
+def _escaped_operator(name):
+    op = getattr(float, name)
+
+    def escaped_operator(self, *other):
+        out = op(self, *other)
+        if out.__class__ is not float:  # (NotImplemented: a tracked value's operator next)
+            return out
+        v = Escaped(out)
+        v.levels, v.where = self.levels, self.where
+        return v
+
+    return escaped_operator
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow"):
+    for _form in (f"__{_name}__", f"__r{_name}__"):
+        setattr(Escaped, _form, _escaped_operator(_form))
+for _name in ("__neg__", "__pos__", "__abs__"):
+    setattr(Escaped, _name, _escaped_operator(_name))
+
+
+def _escape(x, out, how):
+    """``out``, a plain number or nested list that ``how`` took out of the tracked ``x``,
+    as ``Escaped`` floats when a transform (a level above 0) differentiates ``x``."""
+    levels = []
+    while isinstance(x, ArrayMethods) and x.level >= 0:  # (a pb.jit trace's box stays)
+        escapes[x.level] = how  # (level 0 too: pb.gradient reads and clears it)
+        if x.level > 0:
+            levels.append(x.level)
+        x = x.value
+    if not levels:
+        return out
+    where = f"{how} at {line_of_caller()}"
+
+    def mark(v):
+        if type(v) is list:
+            return [mark(e) for e in v]
+        if type(v) is not float:
+            return v
+        e = Escaped(v)
+        e.levels, e.where = tuple(levels), where
+        return e
+
+    return mark(out)
 
 
 def shape_of(x):
@@ -40,6 +108,19 @@ def owner(a):
     while (base := getattr(a, "base", None)) is not None:
         a = base
     return a
+
+
+def in_order(x, order):
+    """Whether ``x``'s memory is laid out in NumPy's ``order`` (True; 'K' always is), else
+    that order as 'C' or 'F' ('A': Fortran for a Fortran-contiguous array, else C)."""
+    if order == "K" or order is None:
+        return True
+    flags = getattr(memory(x), "flags", None)  # (another library's array has none: its own)
+    if flags is None:
+        return True
+    if order == "A":
+        order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+    return True if flags[order + "_CONTIGUOUS"] else order
 
 
 def _is_array_class(x):
@@ -84,8 +165,8 @@ class FlatIter:
     """``x.flat`` of a tracked value: NumPy's flat iterator (C order), whose elements and
     slices are tracked values; a write into it is a write into ``x``."""
 
-    def __init__(self, x):
-        self.base, self.index = x, 0
+    def __init__(self, x):  # (a 0-d x's flat is the (1,) view of it, which writes go through)
+        self.base, self.index = x if x.ndim else np.reshape(x, (1,)), 0
 
     def _where(self, index):
         shape = self.base.shape
@@ -176,12 +257,13 @@ class ArrayMethods:
     imag = property(lambda self: np.imag(self), _set_imag)
 
     def item(self, *args):
-        """The plain Python scalar (leaves the graph, as ``ndarray.item`` does)."""
-        return self._leave("x.item()").item(*args)
+        """The plain Python scalar (leaves the graph, as ``ndarray.item`` does; coming back
+        into the computation, it is refused: ``Escaped``)."""
+        return _escape(self, self._leave().item(*args), "x.item()")
 
     def tolist(self):
-        """The plain nested list (leaves the graph)."""
-        return np.asarray(self._leave("x.tolist()")).tolist()
+        """The plain nested list (leaves the graph, as ``item``)."""
+        return _escape(self, np.asarray(self._leave()).tolist(), "x.tolist()")
 
     def _leave(self, how=None):
         """The plain value, noting at each of its levels that ``how`` took it out."""
@@ -344,7 +426,7 @@ class ArrayMethods:
     def squeeze(self, axis=None):
         return np.squeeze(self, axis=axis)
 
-    def copy(self, order="K"):
+    def copy(self, order="C"):  # ndarray.copy's order is 'C' (np.copy's is 'K')
         return np.copy(self, order=order)
 
     def clip(self, min=None, max=None, out=None, **kwargs):  # (NumPy's positional out)
@@ -394,6 +476,14 @@ class ArrayMethods:
 
     def put(self, indices, values, mode="raise"):
         np.put(self, indices, values, mode=mode)
+
+    def resize(self, *new_shape, refcheck=True):
+        raise TypeError(
+            "pullback: x.resize(new_shape) changes a tracked array's shape in place, which "
+            "cannot be recorded. Build the new array instead: NumPy's method pads with zeros, "
+            "np.pad(np.ravel(x), (0, n - x.size)).reshape(new_shape) for a larger n, or "
+            "np.ravel(x)[:n].reshape(new_shape) for a smaller one (np.resize(x, new_shape) "
+            "repeats the data, where the method pads)")
 
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.dtype.itemsize)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dis
 import os
+import re
 import sys
 import threading
 from typing import Any
@@ -31,6 +32,45 @@ def called_from() -> str:
     module = frame.f_globals.get("__name__", "?")
     return (f"{module}.{frame.f_code.co_name} at "
             f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}")
+
+
+def refuse_pandas() -> None:
+    """Refuse a tracked value that pandas makes an array of (``pd.Series(x)``): pandas keeps
+    plain NumPy arrays, and its own conversion would loop on a tracked value."""
+    where = called_from()
+    if where.startswith("pandas."):
+        raise TypeError(
+            f"pullback: pandas ({where}) got a tracked value: pandas holds plain NumPy "
+            "arrays, and its objects cannot carry a gradient. Compute the differentiated "
+            "part with NumPy on arrays (np.sum(x), not pd.Series(x).sum()), and give pandas "
+            "plain values (pb.stop_gradient(x), or the result after differentiation).")
+
+
+def line_of_caller() -> str:
+    """``file:line (function)`` of the innermost frame outside pullback and NumPy: the line
+    of the user's or a library's code that called into them."""
+    here = os.path.dirname(__file__) + os.sep
+    frame: Any = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith((here, *_LIBRARY_DIRS)):
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown line"
+    module = frame.f_globals.get("__name__", "?")
+    return (f"{module}.{frame.f_code.co_name} ({os.path.basename(frame.f_code.co_filename)}:"
+            f"{frame.f_lineno})")
+
+
+def came_back(where: str) -> Any:
+    """Refuse a number that ``x.item()`` or ``x.tolist()`` took out of a differentiated
+    computation (``where`` says which and where) coming back into it: the gradient through
+    it would be lost without a word."""
+    raise ValueError(
+        f"pullback: {where} took a plain number out of a computation being differentiated, "
+        f"and the number comes back into it at {line_of_caller()}: the gradient through it "
+        "would be lost without a word. Keep the value tracked (x[()] or x[i] instead of "
+        "x.item(); np.asarray(x) instead of x.tolist()); where no gradient should flow "
+        "through it, write pb.stop_gradient(x). A library's function that does this (SciPy's "
+        "np.asarray(fx).item()) needs a rule of its own (pb.rrule), or plain values.")
 
 
 def _by(where: str) -> str:
@@ -108,18 +148,66 @@ def forget_refusals() -> None:
     _last.message = None
 
 
+# a library's error that names its argument's type where compiled code asked for memory
+_COMPILED = re.compile(r"bytes-like|buffer|memoryview|Cannot convert|No matching signature")
+_LIBRARY_ADVICE = (
+    "Pass it plain values (pb.stop_gradient(x)) where no gradient should flow, or give that "
+    "function a rule (pb.primitive and pb.rrule).")
+
+
+def _raised_in(tb: Any) -> tuple[str, str, bool] | None:
+    """``(module.function, file:line, in a library)`` of the innermost frame of the
+    traceback ``tb`` outside pullback and NumPy (a library's is in site-packages)."""
+    here = os.path.dirname(__file__) + os.sep
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith((here, *_LIBRARY_DIRS)):
+            module = tb.tb_frame.f_globals.get("__name__", "?")
+            name = code.co_name if code.co_name.startswith(module) else (  # (Cython's
+                f"{module}.{code.co_name}")                                 # are qualified)
+            found = (name,  # (a Cython function's file is its .pyx)
+                     f"{os.path.basename(code.co_filename)}:{tb.tb_lineno}",
+                     "-packages" + os.sep in code.co_filename
+                     or code.co_filename.endswith((".pyx", ".pxd", ".pxi")))
+        tb = tb.tb_next
+    return found
+
+
 def swallowed(error: BaseException) -> BaseException | None:
-    """An error to raise instead of ``error`` (a user function's, not pullback's) when a
-    conversion was refused during the call: the refusal's message, with ``error``'s."""
-    message = getattr(_last, "message", None)
-    if message is None or type(error) not in (TypeError, ValueError) or str(
-            error).startswith("pullback:"):
+    """pullback's sentence, first, for an error that a tracked value caused in code that is
+    not pullback's (a user's function, a library's, NumPy's): a conversion refused just
+    before it (np.nditer, a plain array's a[i] = x and compiled code catch the refusal and
+    raise their own), or a message naming the tracked value's type (a Cython memoryview's
+    "not 'Tracked'", a validation's "Got Tracked(...) instead"). None for another error."""
+    text = str(error)
+    if not isinstance(error, (TypeError, ValueError)) or text.startswith("pullback:"):
         return None
-    return type(error)(
-        f"{error}\n\nBefore this error, {message[len('pullback: '):]} If the code that "
-        "raised the error above caught that refusal and went on, the refusal is its "
-        "cause: np.nditer does so (iterate over x[i] or x.flat instead), and so does a "
-        "plain array's a[i] = x (make the buffer tracked: a = np.zeros_like(x)).")
+    message = getattr(_last, "message", None)
+    if message is None and "Tracked" not in text:
+        return None
+    name, line, library = _raised_in(error.__traceback__) or ("?", "?", False)
+    if library and (line.split(":")[0].endswith(".pyx") or message is None
+                    and _COMPILED.search(text)):
+        sentence = (f"a tracked value reached compiled code in {name} ({line}), which needs "
+                    f"a plain array and cannot carry a gradient. {_LIBRARY_ADVICE}")
+    elif library and message is None:  # a check of the arguments (isinstance, a type)
+        sentence = (f"{name} ({line}) refused a tracked value: it checks its arguments "
+                    "(isinstance(x, np.ndarray), a type or a range), and a tracked value is "
+                    f"not a NumPy array. {_LIBRARY_ADVICE}")
+    elif library and message is not None:
+        sentence = (f"{message[len('pullback: '):]} {name} ({line}) raised the error below "
+                    "in its place: it writes a tracked value into a plain array it "
+                    "allocated, calls a plain array's method with it, or hands it to "
+                    f"compiled code, none of which can carry a gradient. {_LIBRARY_ADVICE}")
+    else:
+        sentence = (f"{message[len('pullback: '):] if message else ''} The line {line} "
+                    "raised the error below in its place: np.nditer does so (iterate over "
+                    "x[i] or x.flat instead), and so does a plain array's a[i] = x (make the "
+                    "buffer tracked: a = np.zeros_like(x)).").lstrip()
+    return type(error)(f"pullback: {sentence} ({type(error).__name__}: {text})") if type(
+        error) in (TypeError, ValueError) else TypeError(
+        f"pullback: {sentence} ({type(error).__name__}: {text})")
 
 
 def refuse_conversion(shape: tuple, dtype: Any) -> Any:
@@ -186,6 +274,11 @@ def refuse_scalar(kind: str, x: Any = None) -> Any:
         return {"float": float, "int": int, "complex": complex}[kind](v)
     where = called_from()
     _last.message = f"pullback: {kind}() of a tracked value was refused{_by(where)}."
+    if where:  # a library's code: nothing to change there, only how it is called
+        raise TypeError(
+            f"pullback: {kind}() of a tracked value (called by {where}) would drop its "
+            "gradient: that code computes with Python numbers (math, a[i] = x into a plain "
+            f"array it allocated), which cannot carry a gradient. {_LIBRARY_ADVICE}")
     raise TypeError(
         f"pullback: {kind}() of a tracked value{_by(where)} would drop its "
         "gradient. The math module calls it (math.exp(x): use np.exp), and so does a[i] = x "

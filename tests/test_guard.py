@@ -140,3 +140,15 @@ def test_the_gradient_is_right_for_the_values_recorded():
     A = np.array([1.0, 2.0, 3.0])
     out, vjp_fn = pb.vjp(lambda x: np.sum(x ** 2 * A), np.ones(3))
     np.testing.assert_array_equal(vjp_fn(1.0)[0], 2.0 * A)
+
+
+def test_what_no_derivative_reads_stays_writeable():
+    # np.add's and np.subtract's derivatives read no value, at any order: their constants
+    # are not held, and a write into them changes no gradient (vjp's argument is held still)
+    c, x = np.arange(3.0), np.ones(3)
+    out, vjp_fn = pb.vjp(lambda x: (x + c) - c[::-1], x)
+    assert pb.held_by(c) is None and pb.held_by(x) is not None
+    c[...] = 7.0
+    np.testing.assert_array_equal(vjp_fn(np.array([1.0, 2.0, 3.0]))[0], [1.0, 2.0, 3.0])
+    out, vjp_fn = pb.vjp(lambda x: x * c, x)  # multiply's reads c: held
+    assert "np.multiply" in pb.held_by(c)

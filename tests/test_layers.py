@@ -106,4 +106,6 @@ def test_the_engine_stays_readable_in_one_sitting():
     core = (PACKAGE / "core.py").read_text().splitlines()
     backward = (PACKAGE / "backward.py").read_text().splitlines()
     vjp_layer = next(i for i, line in enumerate(backward) if "the vjp layer" in line and i)
-    assert len(core) + vjp_layer <= 900, len(core) + vjp_layer
+    # (900 lines until the scoped interception, the deferral to scipy.sparse's operators and
+    # the record of positional out= and escaped numbers came in: 920)
+    assert len(core) + vjp_layer <= 920, len(core) + vjp_layer

@@ -79,6 +79,8 @@ def _sum_to(ct, shape):
     """``ct`` summed down to the ``shape`` it was broadcast from."""
     cshape = shape_of(ct)
     lead = len(cshape) - len(shape)
+    if lead < 0:  # x[i] = v with v's leading axes of length 1 beyond x[i]'s (NumPy drops them)
+        return np.reshape(_sum_to(ct, shape[-lead:]), shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
                                       if n == 1 and cshape[lead + i] != 1)
     return np.reshape(np.sum(ct, axis=axes), shape) if axes else ct
@@ -106,26 +108,52 @@ def index_update_rule(x, index, v):
 
 @primitive
 def reread(old, base, geometry):
-    """The view of ``base``'s memory with ``geometry`` ``(offset, shape, strides, order)``:
+    """The view of ``base``'s memory with ``geometry`` ``(offset, shape, strides, axes)``:
     what a view of ``base`` holds after a write into ``base``. ``old`` is the view's
     previous version (only recorded, never read)."""
-    offset, shape, strides, order = geometry
+    offset, shape, strides, axes = geometry
+    axes = _axes(axes, len(shape_of(base)))
     if is_foreign(base):  # another library's array, laid out as its shape says
         return base[_positions(shape_of(base), geometry, np.dtype(base.dtype).itemsize)]
     b = np.asarray(base)
-    if b.flags.c_contiguous if order == "C" else b.flags.f_contiguous:
-        return np.ndarray(shape, b.dtype, buffer=b, offset=offset, strides=strides)
+    if _layout(b) == axes:  # (the axes in memory order: a C-contiguous view of the memory)
+        return np.ndarray(shape, b.dtype, buffer=b.transpose(axes), offset=offset,
+                          strides=strides)
     return b[_positions(b.shape, geometry, b.itemsize)]  # the base was laid out anew
 
 
 def _positions(base_shape, geometry, itemsize):
     """Where each element of the view with ``geometry`` lies in ``base``: a tuple index."""
-    offset, shape, strides, order = geometry
+    offset, shape, strides, axes = geometry
+    axes = _axes(axes, len(base_shape))
     flat = np.full(shape, offset // itemsize, dtype=np.intp)
     for axis, (n, s) in enumerate(zip(shape, strides)):
         step = np.arange(n, dtype=np.intp) * (s // itemsize)
         flat = flat + step.reshape((n,) + (1,) * (len(shape) - axis - 1))
-    return np.unravel_index(flat, base_shape, order=order)
+    where = np.unravel_index(flat, tuple(base_shape[k] for k in axes))
+    return tuple(where[axes.index(k)] for k in range(len(base_shape)))
+
+
+def _axes(order, ndim):
+    """A geometry's axes in memory order; 'C' or 'F' (strided.py's) for the two usual."""
+    if order == "C":
+        return tuple(range(ndim))
+    return tuple(range(ndim))[::-1] if order == "F" else order
+
+
+def _layout(a):
+    """The axes of ``a`` from the slowest to the fastest in memory when its elements fill
+    its memory densely (C order: 0, 1, ...; Fortran order: the reverse; np.stack of
+    Fortran-ordered arrays: another permutation), else None."""
+    n = a.ndim
+    if a.flags.c_contiguous:
+        return tuple(range(n))
+    if a.flags.f_contiguous:
+        return tuple(range(n))[::-1]
+    axes = tuple(sorted(range(n), key=lambda k: -a.strides[k]))
+    if min(a.strides) > 0 and a.transpose(axes).flags.c_contiguous:
+        return axes
+    return None
 
 
 class RereadPullback:
@@ -137,6 +165,8 @@ class RereadPullback:
         self.shape, self.geometry = shape, geometry
 
     def __call__(self, g):
+        if not self.shape:  # a view of a 0-d base: each of its elements is the base's one
+            return None, np.sum(g), None
         # added, not written: a broadcast view holds an element of the base many times
         where = _positions(self.shape, self.geometry, np.dtype(plain(g).dtype).itemsize)
         return None, index_add(g, where, self.shape), None
@@ -178,9 +208,13 @@ def empty_like_rule(prototype, dtype=None, order="K", subok=True, shape=None):
 @rrule(np.full_like)
 def full_like_rule(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     zeros = np.zeros_like(a, dtype, order, subok, shape)
-    ans = zeros + fill_value  # fill_value may be tracked one level down
+    # fill_value may be tracked one level down; a 0-d buffer is summed as a (1,) one and
+    # made 0-d again: a 0-d array, as NumPy's, where a sum gives a scalar that takes no write
+    ans = (zeros if zeros.ndim else np.reshape(zeros, (1,))) + fill_value
     if ans.dtype != zeros.dtype:
         ans = ans.astype(zeros.dtype)
+    if not zeros.ndim:
+        ans = np.reshape(ans, ())
 
     def full_like_pullback(g):
         return None, g, None, None, None, None  # the engine sums g to fill_value's shape
@@ -206,10 +240,12 @@ def _moved(x):
     return old
 
 
-def _become(x, new):
+def _become(x, new, old=None):
     """``x`` takes the contents of the just-recorded ``new``, with ``x``'s previous
-    version in every place ``new`` refers to ``x``."""
-    old = _moved(x)
+    version (``old``, when the caller moved it already) in every place ``new`` refers to
+    ``x`` or to ``old``: one node per version, which the backward pass orders by ``seq``."""
+    if old is None:
+        old = _moved(x)
     args = new.args
     if type(args) is tuple:
         args = tuple(old if a is x else a for a in args)
@@ -253,14 +289,14 @@ def _view_of(x):
         return None
     if found_value.dtype != xv.dtype:  # x.real or x.imag of a complex array
         raise _part_view()
-    if not (found_value.flags.c_contiguous or found_value.flags.f_contiguous):
+    axes = _layout(found_value)
+    if axes is None:
         raise TypeError(
             "pullback: this write goes through a view of a tracked array that is itself a "
             "strided view of a plain array, which pullback cannot follow; write into a copy "
             "(y = x.copy()) or into the array the view was taken from"
         )
-    order = "C" if found_value.flags.c_contiguous else "F"
-    return found, (xv.ctypes.data - found_value.ctypes.data, xv.shape, xv.strides, order)
+    return found, (xv.ctypes.data - found_value.ctypes.data, xv.shape, xv.strides, axes)
 
 
 # id of the memory a tracked view's value lies in (its owner ndarray) -> a weak reference
@@ -301,13 +337,13 @@ def _refresh_views(x, old_value):
     if entry is None or entry[0]() is not owner or not entry[1]:
         return
     views = entry[1]
-    if not (old_value.flags.c_contiguous or old_value.flags.f_contiguous):
+    axes = _layout(old_value)
+    if axes is None:
         raise TypeError(
             "pullback: this write goes into a tracked array that is a strided view, and "
             "other views into the same memory were taken before it, which pullback cannot "
             "follow; write into a copy (y = x.copy()) before taking views"
         )
-    order = "C" if old_value.flags.c_contiguous else "F"
     for w in list(views.values()):
         wv = memory(w)
         if w is x or w.level != x.level and w.level not in live_levels or not isinstance(
@@ -320,9 +356,10 @@ def _refresh_views(x, old_value):
             if (wv.dtype.kind != "f" or old_value.dtype.kind != "c" or offset % size
                     or wv.itemsize * 2 != size or any(s % size for s in wv.strides)):
                 raise _part_view()
-        geometry = (offset, wv.shape, wv.strides, order)
+        geometry = (offset, wv.shape, wv.strides, axes)
         try:  # a view outside x's part of the memory (x a view of a plain array) stays
-            _positions(old_value.shape, geometry, old_value.itemsize)
+            if old_value.ndim or offset:  # (a view of a 0-d x holds x's one element)
+                _positions(old_value.shape, geometry, old_value.itemsize)
         except ValueError:
             continue
         if part is None:
@@ -375,20 +412,27 @@ def write(x, index, v):
             "y = x.copy()"
         )
     _check_param(x)
-    if v is x:
-        v = _moved(x)
+    moved = None
+    if v is x:  # y[::-1] = y: the value written is x's version before the write
+        v = moved = _moved(x)
     elif type(v) is list or type(v) is tuple:
         v = np.array(v)  # tracked when it holds tracked values (construct.py)
     view = _view_of(x)
     if view is not None:
         base, geometry = view
-        where = _positions(shape_of(base), geometry, xv.itemsize)
-        write(base, tuple(i[index] for i in where), v)
+        if shape_of(base):
+            where = tuple(i[index] for i in _positions(shape_of(base), geometry, xv.itemsize))
+            extra = len(shape_of(v)) - len(shape_of(where[0]))
+            if extra > 0:  # v's leading axes of length 1 beyond the place's, which NumPy
+                v = np.reshape(v, shape_of(v)[extra:])  # drops (an integer index's place
+            write(base, where, v)                       # is one element in the base)
+        elif xv.size:  # a view of a 0-d base (y[None]): its elements are the base's one
+            write(base, Ellipsis, np.reshape(index_update(x, index, v), (-1,))[-1])
         new = reread(x, base, geometry)
     else:
         new = index_update(x, index, v)
     if isinstance(new, Tracked) and new.args is not None and new.args[0] is x:
-        _become(x, new)
+        _become(x, new, moved)
         if view is None:  # (through a view, the write into the base read the views again)
             _refresh_views(x, memory(xv))
         return
@@ -465,7 +509,9 @@ def in_place(func, ufunc):
             if self.rule is not None:
                 return result  # a value of a finished computation: a constant
         elif (new_shape == shape_of(self) and result.dtype == self.dtype
-              and result.args[0] is self and _view_of(self) is None):
+              and result.args[0] is self and _view_of(self) is None
+              and not isinstance(memory(result), np.generic)):  # (0-d: a scalar takes no
+            # write, and a 0-d array stays one, as NumPy's)
             _become(self, result)  # the result is the update itself: no copy
             _refresh_views(self, before)
             return self
