@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
+from pullback import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -93,8 +94,25 @@ def normal(text):
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
+@pytest.fixture
+def registry_kept():
+    """The rule tables as they were before the test: a page that registers a rule for a
+    NumPy function (``pb.composite(np.cov, cov_impl)``) leaves the library's for the tests
+    after it."""
+    tables = [registry.rules, registry.origin, registry.ufunc_methods,
+              registry.primitive_bodies, registry.display_names]
+    saved = [dict(t) for t in tables]
+    nondiff = set(registry.nondiff)
+    yield
+    for table, before in zip(tables, saved):
+        table.clear()
+        table.update(before)
+    registry.nondiff.clear()
+    registry.nondiff.update(nondiff)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_code_blocks_run_as_shown(page, tmp_path, monkeypatch):
+def test_the_code_blocks_run_as_shown(page, tmp_path, monkeypatch, registry_kept):
     for module in NEEDS.get(page.name, []):
         pytest.importorskip(module)
     monkeypatch.chdir(tmp_path)  # (a block that saves a file saves it here)
