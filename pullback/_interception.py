@@ -33,8 +33,6 @@ SciPy module.
 
 import copyreg
 import importlib
-import importlib.abc
-import importlib.machinery
 import inspect
 import operator
 import sys
@@ -494,7 +492,7 @@ def _imported(name):
             _load_pending_rules()
 
 
-class _ScipyWatch(importlib.abc.MetaPathFinder):
+class _ScipyWatch:
     """Notes when one of the SciPy modules with rules has been imported: it finds the
     module's spec with the other finders and wraps its loader for that one load (the
     module's ``__loader__`` and ``__spec__.loader`` are the real loader's)."""
@@ -516,7 +514,7 @@ class _ScipyWatch(importlib.abc.MetaPathFinder):
         return spec
 
 
-class _Noting(importlib.abc.Loader):
+class _Noting:
     def __init__(self, loader, name):
         self.loader, self.name = loader, name
 

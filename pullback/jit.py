@@ -1151,8 +1151,15 @@ def _global_names(code, found):
     return found
 
 
-_RANDOM = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
-           random.Random)
+def _is_random(v):
+    """Whether ``v`` draws random numbers: Python's generator, or NumPy's (numpy.random, which
+    NumPy imports when first asked for, is looked at only once a program has imported it:
+    no NumPy generator exists before)."""
+    if isinstance(v, random.Random):
+        return True
+    numpy_random = sys.modules.get("numpy.random")
+    return numpy_random is not None and isinstance(v, (
+        numpy_random.Generator, numpy_random.RandomState, numpy_random.BitGenerator))
 # the modules whose globals are no user's state (pullback's own, NumPy's, SciPy's)
 _LIBRARIES = frozenset({"pullback", "numpy", "scipy"})
 
@@ -1229,7 +1236,7 @@ def _scan(f):
                 for n in names:  # helpers.f(x): the globals that f reads too
                     if isinstance(v.__dict__.get(n), types.FunctionType):
                         visit(v.__dict__[n], depth + 1, f"{name}.{n}")
-            if isinstance(v, _RANDOM):
+            if _is_random(v):
                 generators.append(v)
             elif callable(v) and not isinstance(v, (type, np.ufunc)):
                 visit(v, depth + 1, name)
@@ -1489,7 +1496,7 @@ def _reach(roots, visited, read=None):
             complete = False
             return
         seen.add(id(x))
-        if isinstance(x, _RANDOM):
+        if _is_random(x):
             generators.append(x)
             return
         if isinstance(x, collections.abc.Iterator):

@@ -14,6 +14,7 @@ import inspect
 import math
 import operator
 import sys
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -320,6 +321,12 @@ def _fn_name(fn: Any) -> str:
 def positional_arity(fn: Any) -> tuple[int, float] | None:
     """``(required, most)``: how many positional arguments ``fn`` takes (``most`` is
     infinite with ``*args``), or None where its signature cannot be read."""
+    code = getattr(fn, "__code__", None)
+    if type(fn) is types.FunctionType and code is not None and not (
+            hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__")):
+        # a plain function's own code says it (inspect.signature costs the import 0.1 s)
+        most = math.inf if code.co_flags & inspect.CO_VARARGS else code.co_argcount
+        return code.co_argcount - len(fn.__defaults__ or ()), most
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):  # (builtins without a signature)
