@@ -57,7 +57,7 @@ def _outcome(process):
 def test_numpys_tests_pass_as_without_pullback():
     runs = {mode: _start(mode) for mode in ("plain", "imported", "differentiating")}
     plain, imported, differentiating = (_outcome(runs[m]) for m in runs)
-    assert plain[0] > 1500
+    assert plain[0] > 1000
     assert imported == plain
     extra = differentiating[1] - plain[1]
     names = {re.split(r"[\[:]", name.rsplit("::", 1)[-1])[0] for name in extra}
