@@ -33,7 +33,7 @@ import scipy._lib.array_api_compat.numpy.linalg as compat_linalg
 import scipy._lib.array_api_extra as xpx
 import scipy._lib.array_api_extra._lib._at as xpx_at
 
-from ..extend import Tracked, composite, plain, shape_of
+from ..extend import Tracked, composite, on_backend, plain, shape_of
 from ..registry import display_names
 from ._util import intercept
 from .writes import index_update
@@ -136,7 +136,7 @@ def clip_impl(x, /, min=None, max=None, *, out=None):
     result = np.broadcast_to(x, result_shape)
     for bound, beyond in ((min, np.less), (max, np.greater)):
         if bound is not None:
-            b = np.broadcast_to(np.asarray(bound, dtype=dtype) if not isinstance(
+            b = np.broadcast_to(on_backend(np.asarray(bound, dtype=dtype), x) if not isinstance(
                 bound, Tracked) else bound, result_shape)
             moved = beyond(plain(result), plain(b)) | np.isnan(plain(b))
             result = np.where(moved, b, result)
