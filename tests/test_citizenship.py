@@ -36,12 +36,14 @@ import gc, types
 import numpy as np
 import numpy.lib.stride_tricks
 import scipy.fft, scipy.integrate, scipy.linalg, scipy.signal, scipy.spatial.distance
-import scipy.special, scipy.stats
+import scipy.sparse.linalg, scipy.special, scipy.stats
 
 MODULES = [np, np.linalg, np.fft, np.lib.stride_tricks, scipy.fft, scipy.integrate,
-           scipy.linalg, scipy.signal, scipy.spatial.distance, scipy.special, scipy.stats]
+           scipy.linalg, scipy.signal, scipy.spatial.distance, scipy.special, scipy.stats,
+           scipy.sparse.linalg]
 OWNERS = MODULES + [scipy.stats.norm, scipy.stats.gamma, scipy.stats.multivariate_normal,
-                    type(scipy.stats.norm).__mro__[1], np.vectorize]
+                    type(scipy.stats.norm).__mro__[1], np.vectorize,
+                    *scipy.sparse.csr_array.__mro__[:-1]]
 
 
 def snapshot():
@@ -65,8 +67,10 @@ before = snapshot()
 import pullback as pb
 assert unchanged(before), "import pullback changed a namespace"
 x = np.array([0.3, -1.2, 0.8])
+A = scipy.sparse.csr_array(np.eye(3) * 2.0)
 g = pb.grad(lambda x: scipy.special.logsumexp(np.stack([x, 2.0 * x])) +
-            scipy.stats.norm.logpdf(x[0], x[1], 2.0) + np.sum(scipy.linalg.expm(np.diag(x))))(x)
+            scipy.stats.norm.logpdf(x[0], x[1], 2.0) + np.sum(scipy.linalg.expm(np.diag(x)))
+            + np.sum(A @ x) + np.sum(scipy.sparse.linalg.splu(A.tocsc()).solve(x)))(x)
 assert unchanged(before), "a differentiation left a stand-in behind"
 W = pb.param(np.ones(3))
 assert not unchanged(before) and scipy.special.logsumexp is before[0][
