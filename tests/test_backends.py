@@ -21,9 +21,10 @@ from .rules.test_registry import CASES
 _SCIPY = "a SciPy function that is no ufunc: it calls np.asarray, which CuPy refuses"
 NOT_ON_CUPY_MODULES = {m: _SCIPY for m in (
     "scipy.integrate.", "scipy.linalg.", "scipy.signal.", "scipy.stats.")}
-# scipy.sparse's operators multiply NumPy arrays only: A @ x converts x with np.asanyarray,
-# and its solvers call compiled code on NumPy arrays (CuPy's own are in cupyx.scipy.sparse)
-_SPARSE = "scipy.sparse multiplies and solves with NumPy arrays only (np.asanyarray, compiled)"
+# scipy.sparse's operators and solvers take NumPy arrays only: A @ x converts x with
+# np.asanyarray, spsolve and the iterative solvers with np.asarray, and SuperLU.solve (compiled)
+# wants a numpy.ndarray (CuPy's own are in cupyx.scipy.sparse)
+_SPARSE = "scipy.sparse takes NumPy arrays only (np.asanyarray, np.asarray, a compiled solve)"
 NOT_ON_CUPY_MODULES["scipy.sparse."] = _SPARSE
 NOT_ON_CUPY_FUNCTIONS = {f"scipy.special.{n}": _SCIPY for n in (
     "log_softmax", "logsumexp", "multigammaln", "softmax", "spherical_jn", "spherical_yn")}
@@ -269,8 +270,9 @@ def test_rows_cupy_does_not_run(label):
 # Rows Dask itself does not run (for some or all of their shapes), with Dask's reason: the
 # same call on Dask arrays, without pullback, raises (its error), returns a NumPy value
 # (Dask has no such function and computes the call: so do SciPy's functions that are no
-# ufuncs), or gives another value than NumPy's. test_rows_dask_does_not_run checks that
-# each listed row still fails, and only where Dask itself fails for that reason.
+# ufuncs), gives a lazy result that fails once computed ("computed, ..."), or gives another
+# value than NumPy's. test_rows_dask_does_not_run checks that each listed row still fails,
+# and only where Dask itself fails for that reason.
 _NOT_IN_DASK = 'The `numpy.{}` function is not implemented by Dask array.'
 _NO_UFUNC = "TypeError: operand type(s) all returned NotImplemented from __array_ufunc__(<ufunc '"  # noqa: E501
 _SUPERLU = "TypeError: argument 1 must be numpy.ndarray, not Array"  # (SciPy's SuperLU.solve)
@@ -875,8 +877,8 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.fill_diagonal': _NOT_IN_DASK.format('fill_diagonal'),
     'np.fill_diagonal(wrap=True)': _NOT_IN_DASK.format('fill_diagonal'),
     'x.put': "AttributeError: 'Array' object has no attribute 'put'",
-    # scipy.sparse's operators and solvers (Dask's own x @ A fails once computed: its
-    # blocks meet the sparse matrix as a 0-d object array)
+    # scipy.sparse's operators and solvers (Dask's own x @ A is lazy, and fails once computed:
+    # its blocks get the sparse matrix as an object, not an array)
     '1-d coo_array @ x (a scalar)': 'not lazy: the call returns a float64',
     'aslinearoperator(A) @ x': 'not lazy: the call returns an ndarray',
     'aslinearoperator(A).dot(x)': 'not lazy: the call returns an ndarray',
@@ -1051,6 +1053,9 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'scipy.stats.yeojohnson_llf': 'ValueError: cannot broadcast shape (nan,) to shape (nan,)',
     'xpx.apply_where(fill_value)': 'ValueError: cannot broadcast shape (nan,) to shape (nan,)',
     'xpx.at(...).set': 'not lazy: the call returns an ndarray',
+    # (array_api_compat's namespace of a Dask array and a NumPy one: two)
+    'scipy._lib.array_api_compat.get_namespace(tracked, plain)':
+        "TypeError: Multiple namespaces for array inputs: {<module 'scipy._lib.array_api_comp",
 }
 # scipy.stats' generic distribution methods (tests/rules/test_scipy_stats_generic.py), family
 # by family: SciPy converts their arguments with np.asarray, so Dask computes the call
