@@ -251,7 +251,8 @@ class _Swaps:
     def __init__(self, owner, through_class=False):
         self.owner, self.new, self.old, self.stale = owner, {}, {}, True
         # a large namespace (np's, np.linalg's, np.fft's): its class swapped, not its entries
-        self.intercepting = _intercepting(self.new, vars(owner)) if through_class else None
+        self.intercepting = _intercepting(self.new, self.old, vars(owner)) if (
+            through_class) else None
 
     def refresh(self):
         self.stale = False
@@ -306,14 +307,14 @@ class _Swaps:
 _swaps: dict = {}  # id(owner) -> its _Swaps
 
 
-def _intercepting(new, own):
+def _intercepting(new, old, own):
     """A class for a module whose namespace ``own`` stays as it is: reading one of the names
-    in ``new`` gives its stand-in, while the module's entry is still the original (a name
-    rebound meanwhile reads as rebound). Putting a module in this class and back is one
+    in ``new`` gives its stand-in, while the module's entry is still the original ``old``
+    holds (a name rebound meanwhile reads as rebound). Putting a module in this class and back is one
     assignment each (updating NumPy's 226 entries and checking them first cost a
     differentiation's start about 10 µs, a tenth of a small model's gradient); a read of
     the module's attributes costs a Python call while it is in."""
-    get, own_get = new.get, own.get
+    get, old_get, own_get = new.get, old.get, own.get
     read = types.ModuleType.__getattribute__
 
     class InterceptingModule(types.ModuleType):
@@ -321,7 +322,7 @@ def _intercepting(new, own):
 
         def __getattribute__(self, name):
             made = get(name)
-            if made is not None and own_get(name) is original_of(made):
+            if made is not None and own_get(name) is old_get(name):
                 return made
             return read(self, name)
 
