@@ -108,8 +108,13 @@ def _tracked_array(obj, dtype=None, copy=True, order="K", ndmin=0, contiguous=Fa
 
 
 def _flags(x, order):
-    v = _np_asarray(memory(x))
-    return v.flags.c_contiguous if order == "C" else v.flags.f_contiguous
+    """Whether ``x``'s memory is in ``order``: its array's own flags (a device array's too,
+    never copied to the host; an array of no layout, Dask's, counts as in order)."""
+    v = memory(x)
+    flags = getattr(v, "flags", None) if not isinstance(v, np.ndarray) else v.flags
+    if flags is None:
+        return not isinstance(v, (list, tuple)) or _np_asarray(v).flags[order + "_CONTIGUOUS"]
+    return flags.c_contiguous if order == "C" else flags.f_contiguous
 
 
 def _retry(obj, like):

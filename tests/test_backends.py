@@ -82,12 +82,6 @@ PULLBACK_ON_THE_HOST = {f"dok_{cls}: {form}": (
                        ("matrix", ("A @ x", "A.dot(x)", "A @ column", "x @ A", "A.T @ y",
                                    "A * x", "x * A")))
     for form in forms}
-PULLBACK_ON_THE_HOST.update({label: (
-    "pullback's np.histogram2d stacks [x, y] with np.asarray, and pullback's np.asarray of "
-    "tracked parts reads the result's flags with NumPy's np.asarray (construct._flags), a "
-    "host copy") for label in (
-    "np.histogram2d(bins)", "np.histogram2d(edges of x, y)", "np.histogram2d(one array of edges)",
-    "np.histogram2d(range)", "np.histogram2d(x, y, weights)")})
 
 
 # scipy.linalg's functions that pullback computes through np.linalg's (composites): they run
