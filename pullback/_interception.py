@@ -246,13 +246,10 @@ class _Swaps:
     name of NumPy's namespace would cost a differentiation's start 100 µs)."""
 
     __slots__ = ("owner", "new", "old", "names", "get", "old_values", "new_values", "plain",
-                 "stale", "intercepting")
+                 "stale")
 
-    def __init__(self, owner, through_class=False):
+    def __init__(self, owner):
         self.owner, self.new, self.old, self.stale = owner, {}, {}, True
-        # a large namespace (np's, np.linalg's, np.fft's): its class swapped, not its entries
-        self.intercepting = _intercepting(self.new, self.old, vars(owner)) if (
-            through_class) else None
 
     def refresh(self):
         self.stale = False
@@ -260,7 +257,8 @@ class _Swaps:
         if not self.names:
             self.plain = False
             return
-        self.get = operator.itemgetter(*self.names, *self.names[:1])  # (a tuple, always)
+        self.get = operator.itemgetter(*self.names) if len(self.names) > 1 else (
+            lambda own, name=self.names[0]: (own[name],))  # (a tuple, always)
         self.old_values = tuple(self.old[n] for n in self.names)
         self.new_values = tuple(self.new[n] for n in self.names)
         # one update either way: a module's namespace with every name present
@@ -268,17 +266,13 @@ class _Swaps:
 
     def _holds(self, own, values):
         try:
-            return self.get(own)[:-1] == values
+            return self.get(own) == values
         except KeyError:
             return False
 
     def install(self):
         if self.stale:
             self.refresh()
-        if self.intercepting is not None:
-            if type(self.owner) is types.ModuleType:
-                self.owner.__class__ = self.intercepting
-            return
         own = vars(self.owner)
         if self.plain and self._holds(own, self.old_values):
             own.update(self.new)
@@ -291,10 +285,6 @@ class _Swaps:
     def remove(self):
         if self.stale:
             self.refresh()
-        if self.intercepting is not None:
-            if type(self.owner) is self.intercepting:
-                self.owner.__class__ = types.ModuleType
-            return
         own = vars(self.owner)
         if self.plain and self._holds(own, self.new_values):
             own.update(self.old)
@@ -307,44 +297,19 @@ class _Swaps:
 _swaps: dict = {}  # id(owner) -> its _Swaps
 
 
-def _intercepting(new, old, own):
-    """A class for a module whose namespace ``own`` stays as it is: reading one of the names
-    in ``new`` gives its stand-in while the module's entry is still the original that
-    ``old`` holds (a name rebound meanwhile reads as rebound). Putting a module in this
-    class and back is one assignment each, where updating and checking NumPy's 226
-    entries cost a differentiation's start and end about 12 µs (bench/NOTES.md); a read
-    of the module's attributes costs a Python call (about 0.1 µs) while it is in."""
-    get, old_get, own_get = new.get, old.get, own.get
-    read = types.ModuleType.__getattribute__
-
-    class InterceptingModule(types.ModuleType):
-        __slots__ = ()
-
-        def __getattribute__(self, name):
-            made = get(name)
-            if made is not None and own_get(name) is old_get(name):
-                return made
-            return read(self, name)
-
-    return InterceptingModule
-
-
-def swap_attribute(owner, name, replacement, through_class=False):
+def swap_attribute(owner, name, replacement):
     """Put ``replacement`` at ``owner.name`` while differentiations run (the last
     registration for a place wins). ``owner`` is a module, a class or an instance with a
-    ``__dict__``. ``through_class``: the owner, a module with many swaps, is put in a class
-    whose attribute reads give the replacements, and its namespace is left as it is (its
-    first registration decides)."""
+    ``__dict__``."""
     group = _swaps.get(id(owner))
     if group is None:
-        group = _swaps[id(owner)] = _Swaps(
-            owner, through_class and type(owner) is types.ModuleType)
+        group = _swaps[id(owner)] = _Swaps(owner)
     if name not in group.new:
         own = vars(owner).get(name, _ABSENT)
         group.old[name] = own if not _installed else original_of(own)
     group.new[name] = replacement
     group.stale = True
-    if _installed and group.intercepting is None:  # (the class reads ``new`` as it is)
+    if _installed:
         _put(owner, name, replacement)
 
 
@@ -353,8 +318,7 @@ def unswap_attribute(owner, name):
     group = _swaps.get(id(owner))
     if group is None or name not in group.new:
         return
-    if _installed and group.intercepting is None and vars(owner).get(
-            name, _ABSENT) is group.new[name]:
+    if _installed and vars(owner).get(name, _ABSENT) is group.new[name]:
         _restore(owner, name, group.old[name])
     del group.new[name], group.old[name]
     group.stale = True
@@ -475,12 +439,12 @@ def _uninstall():
     _installed = False
 
 
-def swap_module_function(module, name, replacement, through_class=False):
+def swap_module_function(module, name, replacement):
     """``swap_attribute`` for a function in a module's namespace whose original pickles by
     that name (NumPy's ``np.stack``): pickling the original while the stand-in is there
     goes by reference through copyreg."""
     original = vars(module)[name]
-    swap_attribute(module, name, replacement, through_class)
+    swap_attribute(module, name, replacement)
     if not isinstance(original, types.FunctionType) and not isinstance(original, type):
         _swapped_originals.add(original)
         _reducer_types.add(type(original))

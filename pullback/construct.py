@@ -414,7 +414,7 @@ def register():
                        ("ascontiguousarray", ascontiguousarray),
                        ("asfortranarray", asfortranarray), ("require", require),
                        ("full", full), ("arange", arange), ("isscalar", isscalar)]:
-        swap_module_function(np, name, made, through_class=True)
+        swap_module_function(np, name, made)
     for module_name in _ISSCALAR_USERS:
         module = sys.modules.get(module_name)
         if module is not None and getattr(module, "isscalar", None) is _np_isscalar:
@@ -428,7 +428,7 @@ def register():
             if hasattr(func, "_implementation") and not name.startswith("_"):
                 made = made_for.get(func) or public.get(func) or accepting_lists(func)
                 public[func] = made
-                swap_module_function(module, name, made, through_class=True)
+                swap_module_function(module, name, made)
 
 
 register()

@@ -407,4 +407,4 @@ def fromiter(iter, dtype, count=-1, *, like=None):
     return np.array(values, dtype=dtype)
 
 
-swap_module_function(np, "fromiter", stand_in(_np_fromiter, fromiter), through_class=True)
+swap_module_function(np, "fromiter", stand_in(_np_fromiter, fromiter))
