@@ -17,7 +17,6 @@ again.
 import functools
 import importlib
 import re
-import sys
 from typing import Any
 
 import numpy as np
@@ -245,21 +244,15 @@ def _arange(*args, **kwargs):
 _np_isscalar = np.isscalar
 
 
-def _isscalar(element):
+def _isscalar_dispatch(func, body, args, kwargs):
     # a tracked x[0] of a 1-d x holds a NumPy scalar: NumPy's answer for that value, so
-    # that code branching on np.isscalar (np.poly1d's operators) takes NumPy's branch
+    # that code branching on np.isscalar (np.poly1d's operators, np.linspace) takes NumPy's
+    # branch (its code is swapped: NumPy's own modules imported it by name)
+    element = args[0] if args else kwargs.get("element")
     while isinstance(element, Tracked):
         element = element.value
-    return _np_isscalar(element)
+    return body(element)
 
-
-isscalar = stand_in(_np_isscalar, _isscalar)
-# the NumPy modules that imported isscalar by name (np.linspace's _nx.isscalar is
-# numpy._core.numeric's; NumPy 1.26's modules have the names without underscores)
-_ISSCALAR_USERS = ("numpy._core.numeric", "numpy.lib._function_base_impl",
-                   "numpy.lib._polynomial_impl", "numpy.matrixlib.defmatrix",
-                   "numpy.testing._private.utils", "numpy.core.numeric",
-                   "numpy.lib.function_base", "numpy.lib.polynomial")
 
 array = _numpy_first(_np_array, _array)
 asarray = _numpy_first(_np_asarray, functools.partial(_asarray, _np_asarray))
@@ -413,12 +406,9 @@ def register():
     for name, made in [("array", array), ("asarray", asarray), ("asanyarray", asanyarray),
                        ("ascontiguousarray", ascontiguousarray),
                        ("asfortranarray", asfortranarray), ("require", require),
-                       ("full", full), ("arange", arange), ("isscalar", isscalar)]:
+                       ("full", full), ("arange", arange)]:
         swap_module_function(np, name, made)
-    for module_name in _ISSCALAR_USERS:
-        module = sys.modules.get(module_name)
-        if module is not None and getattr(module, "isscalar", None) is _np_isscalar:
-            swap_attribute(module, "isscalar", isscalar)
+    swap_code(_np_isscalar, _isscalar_dispatch)
     swap_code(np.vectorize.__call__, _vectorize_dispatch)
     made_for = {_np_full_like: full_like, _np_polyint: polyint,
                 _np_broadcast_arrays: broadcast_arrays}
