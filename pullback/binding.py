@@ -12,8 +12,12 @@ def _bincount(x, /, weights=None, minlength=0):
     """np.bincount's signature, which its C function does not carry on NumPy 1.26."""
 
 
+def _dot(a, b, out=None):
+    """np.dot's, likewise (a positional out, np.dot(a, b, out), is read by it)."""
+
+
 # NumPy's C functions whose signature inspect cannot read on NumPy 1.26 (NumPy 2's carry it)
-_C_SIGNATURES = {np.bincount: inspect.signature(_bincount)}
+_C_SIGNATURES = {np.bincount: inspect.signature(_bincount), np.dot: inspect.signature(_dot)}
 
 
 def signature_of(func):

@@ -153,6 +153,9 @@ SELF = {
 
 @pytest.mark.parametrize("line", SELF, ids=list(SELF))
 def test_an_array_written_with_itself(line):
+    if line == "y[[3, 2, 1, 0]] = y" and np.lib.NumpyVersion(np.__version__) < "2.0.0":
+        pytest.skip("NumPy 1.26 writes an integer-list index element by element, reading "
+                    "what it overwrote; pullback gives NumPy 2's result, y read first")
     namespace = {"np": np}
     exec(f"def f(x):\n    y = np.sin(x)\n    {SELF[line]}\n"
          "    return np.sum(y * np.arange(1.0, 5.0)) + np.sum(y * y)", namespace)

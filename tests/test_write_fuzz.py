@@ -19,6 +19,8 @@ import numpy as np
 
 import pullback as pb
 
+NUMPY1 = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
 SHAPES = [(), (1,), (4,), (6,), (2, 3), (3, 2), (2, 2, 3), (1, 3)]
 ORDERS = ["'C'", "'F'", "'A'", "'K'"]
 
@@ -93,6 +95,12 @@ def _index(rng, shape):
     return _pick(rng, ["...", ":", "::-1", "..., 0" if shape[-1] else "..."])
 
 
+def _reads_as_it_writes(target):
+    """Whether NumPy writes ``target`` reading an overlapping value as it writes (which
+    pullback does not follow): a boolean mask, and on NumPy 1.26 an integer list too."""
+    return "np.array([" in target or NUMPY1 and "[[" in target
+
+
 def _value(rng, prog, target_shape):
     """An expression to write: a number, another array (broadcast, reshaped, or the
     target itself), or a smooth function of one."""
@@ -160,7 +168,7 @@ def _grow(prog, rng):
     except Exception:
         return False
     value = _value(rng, prog, target_shape)
-    if "np.array([" in target and np.shares_memory(eval(value, dict(env)), env[a]):
+    if _reads_as_it_writes(target) and np.shares_memory(eval(value, dict(env)), env[a]):
         value = f"({value}).copy()"  # NumPy's masked write reads an overlapping value as
         # it writes (a[mask] = a[::-1] differs from a[mask] = a[::-1].copy()): not followed
     if kind <= 7:  # v[index] = e
@@ -179,7 +187,7 @@ def _grow(prog, rng):
         except Exception:
             return False
         line = f"{view}[{index}] = " + (
-            f"({value}).copy()" if "np.array([" in index and "copy()" not in value
+            f"({value}).copy()" if _reads_as_it_writes(f"[{index}]") and "copy()" not in value
             and np.shares_memory(eval(value, dict(env)), env[a]) else value)
     elif kind == 11:  # out=, .flat, .fill, .sort, np.copyto(where=)
         mask = "np.array(" + str((prog.rng.random(shape) < 0.5).tolist()) + ")"
@@ -193,7 +201,7 @@ def _grow(prog, rng):
     else:  # with itself
         line = _pick(rng, [f"{a}[::-1] = {a}", f"{a}[...] = {a}", f"{a}[:] = {a}",
                            f"np.copyto({a}, {a})", f"{a}[{list(range(len(env[a]))[::-1])}] = {a}"
-                           if shape else f"{a}[...] = {a}",
+                           + (".copy()" if NUMPY1 else "") if shape else f"{a}[...] = {a}",
                            f"{a}[::-1][:] = {a}", f"{a} += {a}"])
     return prog.add(line)
 

@@ -271,10 +271,57 @@ DISCRETE = {
 }
 
 
+# the families whose densities run code pullback cannot follow, and why: refused by name
+# before SciPy's code runs (kstwo's np.nditer crashes the interpreter on NumPy 1.26)
+UNFOLLOWED = {
+    "gausshyper": "hyp2f1's derivative in its parameters has no closed form",
+    "genhyperbolic": "it integrates its density with quad (float() of a tracked value)",
+    "geninvgauss": "it integrates its density with quad (float() of a tracked value)",
+    "irwinhall": "its pdf is a compiled B-spline (BSpline), which needs plain arrays",
+    "ksone": "its pdf calls _smirnovp, compiled, which has no rule",
+    "kstwo": "its pdf writes through np.nditer into plain arrays",
+    "kstwobign": "its pdf calls _kolmogp, compiled, which has no rule",
+    "landau": "its pdf calls _landau_pdf, compiled, which has no rule",
+    "levy_stable": "it integrates its density with quad (float() of a tracked value)",
+    "ncf": "its pdf calls _ncf_pdf, compiled, which has no rule",
+    "nchypergeom_fisher": "it loops in Python over int(n) of its parameters",
+    "nchypergeom_wallenius": "it loops in Python over int(n) of its parameters",
+    "nct": "its pdf calls _nct_pdf, compiled, which has no rule",
+    "studentized_range": "it integrates with np.frompyfunc over object arrays",
+    "zipfian": "its pmf calls _normalized_gen_harmonic, compiled, which has no rule",
+}
+
+
+_DENSITIES = ("pdf", "logpdf", "pmf", "logpmf")
+# SciPy's generic logcdf and logsf switch tails at the median, ppf(0.5), which these families
+# find by root finding on plain floats (brentq, compiled, calls back with tracked values)
+_MEDIAN_BY_ROOT = {name: "SciPy finds its median, where logcdf and logsf switch tails, by "
+                   "root finding (brentq, compiled) on plain floats" for name in (
+                       "exponnorm", "foldcauchy", "foldnorm", "recipinvgauss",
+                       "rel_breitwigner")}
+
+
+def _followed(impl, method):
+    refused = UNFOLLOWED if method in _DENSITIES else _MEDIAN_BY_ROOT
+
+    def followed_impl(self, *args, **kwds):
+        why = refused.get(getattr(self, "name", None))
+        if why is not None:
+            raise NoRuleError(
+                f"pullback: scipy.stats.{self.name}.{method} of a tracked value has no "
+                f"derivative here: {why}. Pass plain values (pb.stop_gradient(x)) where no "
+                f"gradient should flow, or register a rule with pb.rrule")
+        return impl(self, *args, **kwds)
+
+    followed_impl.__name__ = followed_impl.__qualname__ = impl.__name__
+    return followed_impl
+
+
 def _intercept_method(cls, method, impl):
     prim = intercept(cls, method)
     display_names[prim] = f"scipy.stats.{cls.__name__}.{method}"
-    composite(prim, impl)
+    composite(prim, _followed(impl, method) if method in _DENSITIES + ("logcdf", "logsf")
+              else impl)
     return prim
 
 
