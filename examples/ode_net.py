@@ -11,19 +11,17 @@
 #     python examples/ode_net.py            # 1000 iterations, as autograd's
 #     python examples/ode_net.py --quick    # 10 iterations, seconds
 
-# (pullback is imported before odeint, so that the odeint imported here is the one it
-# differentiates)
-import argparse  # noqa: I001
+import argparse
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as npo
-
 import numpy as np
+import numpy as npo
 import numpy.random as npr
+from scipy.integrate import odeint
+
 from pullback import grad
 from pullback.optim import Adam
-from scipy.integrate import odeint
 
 
 def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.999, eps=10**-8):

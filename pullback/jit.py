@@ -343,7 +343,7 @@ def _leaves_of(x):
 
 
 # functions whose result depends only on shapes and dtypes, which key the cache: NumPy's
-# own (the dispatch hands those over, not the wrappers in NumPy's namespace: construct.py)
+# own (the dispatch hands those over, not the stand-ins put in NumPy's namespace: construct.py)
 _STATIC = frozenset(getattr(f, "_pb_original", f) for f in (
     np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj))
 # (not np.min_scalar_type, whose answer for a scalar depends on its value)
