@@ -376,7 +376,13 @@ def activate():
     with _lock:
         _count += 1
         if not _installed:
-            _install()
+            try:
+                _install()
+            except BaseException:  # (a SciPy rule module that failed to load): as before
+                _count -= 1
+                if _installed:
+                    _uninstall()
+                raise
 
 
 def deactivate():
