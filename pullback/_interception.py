@@ -493,10 +493,14 @@ def load_scipy_rules():
 
 def _imported(name):
     """The import system finished loading SciPy's module ``name``."""
-    with _lock:
-        _pending.append(name)
-        if _installed:  # imported inside a differentiation: its rules are needed now
+    _pending.append(name)
+    # imported inside a differentiation: its rules are needed now (but never wait for the
+    # lock here, under the import system's: the thread holding it loads what is pending)
+    if _installed and _lock.acquire(blocking=False):
+        try:
             _load_pending_rules()
+        finally:
+            _lock.release()
 
 
 class _ScipyWatch:
