@@ -383,6 +383,8 @@ def activate():
                 if _installed:
                     _uninstall()
                 raise
+        elif _pending:  # (imported in another thread while this lock was held)
+            _load_pending_rules()
 
 
 def deactivate():
