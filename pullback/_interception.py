@@ -8,10 +8,11 @@ SciPy functions written in Python whose bodies pullback cannot follow (they have
 their own). For those, pullback keeps a table of *swaps*, each registered once:
 
 - an **attribute swap** puts a stand-in (``StandIn``) at ``owner.name`` (``np.stack``,
-  ``scipy.stats.norm.logpdf``): a callable that compares equal to the original, hashes,
+  ``np.array``): a callable that compares equal to the original, hashes,
   pickles, binds as a method and reports its signature, docstring and attributes as the
   original does, and differs from it only by ``is`` and ``type()``;
-- a **code swap** gives a SciPy Python function (``scipy.special.logsumexp``) a
+- a **code swap** gives a SciPy Python function (``scipy.special.logsumexp``, the
+  ``rv_continuous.logpdf`` that ``scipy.stats.norm.logpdf`` binds) a
   trampoline for its ``__code__``, with the same parameters: the function object stays
   the one every module bound, however early it was imported, so identity, pickling and
   ``inspect.signature`` are untouched; a call with tracked values goes to the rule.
@@ -394,25 +395,6 @@ def deactivate():
         _count -= 1
         if _count == 0 and _installed:
             _uninstall()
-
-
-def active():
-    """Whether the swaps are installed now."""
-    return _installed
-
-
-class differentiating:
-    """``with differentiating():`` runs its block with the swaps installed."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        activate()
-        return self
-
-    def __exit__(self, *exc):
-        deactivate()
-        return False
 
 
 def _set_codes(which):

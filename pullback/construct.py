@@ -37,7 +37,7 @@ from ._interception import (
 )
 from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
 from .refusals import forget_refusals, refuse_pandas
-from .registry import NoRuleError, public
+from .registry import NoRuleError
 
 _NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _np_array, _np_asarray = np.array, np.asarray
@@ -301,10 +301,6 @@ def _read_only(values):  # (a view's own flag stays set when its base is made re
 
 
 _np_broadcast_arrays = np.broadcast_arrays
-# NumPy's own call, then read-only views where it failed on a read-only array
-broadcast_arrays = _numpy_first(
-    _np_broadcast_arrays, lambda *args, **kwargs: _read_only_retry(*args, **kwargs),
-    (TypeError, ValueError), lambda values: _in_lists(values) or _read_only(values))
 
 
 def _read_only_retry(*args, **kwargs):
@@ -316,6 +312,11 @@ def _read_only_retry(*args, **kwargs):
             if not _read_only(args):
                 raise
     return _broadcast_views(*args, **kwargs)
+
+
+# NumPy's own call, then read-only views where it failed on a read-only array
+broadcast_arrays = _numpy_first(_np_broadcast_arrays, _read_only_retry, (TypeError, ValueError),
+                                lambda values: _in_lists(values) or _read_only(values))
 
 
 def _vectorize_dispatch(func, body, args, kwargs):
@@ -410,14 +411,15 @@ def register():
         swap_module_function(np, name, made)
     swap_code(_np_isscalar, _isscalar_dispatch)
     swap_code(np.vectorize.__call__, _vectorize_dispatch)
+    # one stand-in a function, however many of NumPy's namespaces hold it
     made_for = {_np_full_like: full_like, _np_polyint: polyint,
                 _np_broadcast_arrays: broadcast_arrays}
     swap_attribute(_index_tricks, "array", array)  # np.r_ and np.c_
     for module in (np, np.linalg, np.fft):
         for name, func in list(vars(module).items()):
             if hasattr(func, "_implementation") and not name.startswith("_"):
-                made = made_for.get(func) or public.get(func) or accepting_lists(func)
-                public[func] = made
+                made = made_for.get(func) or accepting_lists(func)
+                made_for[func] = made
                 swap_module_function(module, name, made)
 
 

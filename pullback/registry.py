@@ -229,12 +229,6 @@ def dropped_batch_axes(rule_name: str, shape: tuple, target: tuple, nb: int) -> 
 
 # ---------------------------------------------------------------------------- registration
 
-# NumPy's functions with rules, each with the wrapper that stands in NumPy's namespace in
-# its place (construct.py: it also takes lists holding tracked values); registering the
-# wrapper registers the function
-public: dict = {}
-
-
 # the NumPy functions that read a list as a sequence of arrays, not as one array
 _SEQUENCES = frozenset(f for f in (
     np.stack, np.concatenate, np.block, np.hstack, np.vstack, np.dstack, np.column_stack,

@@ -51,8 +51,9 @@ def _tables():
         except ImportError:
             pass
     by_space = defaultdict(list)
-    for f, rule in registry.rules.items():
-        name = pb.name_of(registry.public.get(f, f))
+    for f in pb.registered_rules(None):  # (which loads the rules of the SciPy modules)
+        rule = registry.rules[f]
+        name = pb.name_of(f)
         space = name.rsplit(".", 1)[0] if "." in name else OTHER
         if isinstance(getattr(np, space[3:], None), np.ufunc) and space.startswith("np."):
             space = "np ufunc methods"  # np.add.reduce, np.maximum.accumulate, ...
