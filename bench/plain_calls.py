@@ -56,7 +56,7 @@ _SWITCH = textwrap.dedent("""
     import numpy as np
     import scipy.linalg, scipy.special, scipy.stats
     import pullback as pb
-    from pullback import _interception
+    from pullback._engine import interception as _interception
     _interception.load_scipy_rules()
     pb.grad(lambda x: np.sum(x))(np.ones(2))
     n, times = 2000, []

@@ -1,13 +1,21 @@
 """pullback: reverse-mode automatic differentiation for plain NumPy code."""
 
-from . import (  # noqa: F401  (rules: registers the derivative rules)
-    construct,  # noqa: F401  (after the rules: wraps NumPy's functions that have one)
-    optim,
-    rules,
+from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
+from ._engine import construct  # noqa: F401  (after the rules: wraps NumPy's functions that have one)
+from ._engine.core import Tracked
+from ._engine.guard import held_by
+from ._engine.interception import watch_scipy
+from ._engine.modes import no_grad
+from ._engine.registry import (
+    LossError,
+    NestedDifferentiationError,
+    NoRuleError,
+    name_of,
+    registered_nondifferentiable,
+    registered_rules,
 )
-from ._interception import watch_scipy
+from ._jit.trace import Jitted, jit
 from .api import grad, value_and_grad, vjp
-from .core import Tracked
 from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report
 from .extend import (
     MINUS_ONE,
@@ -26,19 +34,8 @@ from .extend import (
     stop_gradient,
     ufunc_method,
 )
-from .guard import held_by
-from .jit import Jitted, jit
-from .modes import no_grad
 from .optimize import minimize
-from .registry import (
-    LossError,
-    NestedDifferentiationError,
-    NoRuleError,
-    name_of,
-    registered_nondifferentiable,
-    registered_rules,
-)
-from .rules.indexing import index_add
+from .rules.numpy.indexing import index_add
 from .testing import check_grads
 from .tracker import Grads, Param, Params, gradient, param, update
 from .transforms import hessian, hvp, jacfwd, jacobian, jvp

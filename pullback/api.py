@@ -8,7 +8,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .backward import (
+from ._engine.backward import (
     VJP,
     Linearized,
     described,
@@ -19,9 +19,9 @@ from .backward import (
     scalar_seed,
     strip,
 )
+from ._engine.lazy import after, checked, is_lazy
+from ._engine.registry import LossError
 from .debug import loss_error
-from .lazy import after, checked, is_lazy
-from .registry import LossError
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp"]

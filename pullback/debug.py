@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from . import core
-from .backward import (
+from ._engine import core
+from ._engine.backward import (
     Linearized,
     _product_pullback,
     _row_pullback,
@@ -30,8 +30,8 @@ from .backward import (
     function_named,
     normalize_argnums,
 )
-from .core import Tracked, box_at, plain, state
-from .registry import (
+from ._engine.core import Tracked, box_at, plain, state
+from ._engine.registry import (
     Bilinear,
     Elementwise,
     LossError,

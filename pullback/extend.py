@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .backend import is_foreign, on_backend, zeros_on
-from .backward import Linearized, fname_of, function_named
-from .core import (
+from ._engine.backend import is_foreign, on_backend, zeros_on
+from ._engine.backward import Linearized, fname_of, function_named
+from ._engine.core import (
     Tracked,
     apply,
     drop_finished,
@@ -34,9 +34,9 @@ from .core import (
     top_level,
     writes,
 )
-from .guard import Hold, is_held, release
-from .modes import no_grad
-from .registry import (
+from ._engine.guard import Hold, is_held, release
+from ._engine.modes import no_grad
+from ._engine.registry import (
     MINUS_ONE,
     ONE,
     NestedDifferentiationError,
@@ -242,7 +242,9 @@ def _reached_arrays(f, depth=0, seen=None):
     for cell in f.__closure__ or ():
         with contextlib.suppress(ValueError):  # (an empty cell)
             values.append(cell.cell_contents)
-    from .jit import _global_names  # (pb.jit's scan's; imported here: jit loads after the rules)
+    from ._jit.trace import (
+        _global_names,  # (pb.jit's scan's; imported here: jit loads after the rules)
+    )
     values += [scope[name] for name in _global_names(f.__code__, set()) if name in scope]
     found = []
     for v in values:

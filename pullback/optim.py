@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as _np
 
-from .core import Tracked, plain
+from ._engine.core import Tracked, plain
 from .tracker import Grads, Param, Params, _below, _step_of, check_live
 from .tracker import update as update_param
 from .tree import StructureMismatch, labels_of, leaves_by, tree_flatten, tree_unflatten

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._engine.backward import fname_of
+from ._engine.core import Tracked, plain
 from .api import value_and_grad
-from .backward import fname_of
-from .core import Tracked, plain
 from .tracker import Param
 from .transforms import hessian, hvp, jacobian
 from .tree import (

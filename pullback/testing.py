@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ._engine.backward import function_named
+from ._engine.core import plain
 from .api import vjp
-from .backward import function_named
-from .core import plain
 from .tree import kind_of, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["check_grads", "check_batched"]

@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._interception import activate, deactivate
-from .backend import is_foreign
-from .backward import backward_pass, fname_of, scalar_seed, strip, writeable
-from .core import (
+from ._engine.backend import is_foreign
+from ._engine.backward import backward_pass, fname_of, scalar_seed, strip, writeable
+from ._engine.core import (
     Tracked,
     _level_ids,
     _seq,
@@ -27,12 +26,13 @@ from .core import (
     state,
     tracker_level,
 )
+from ._engine.guard import Hold, is_held
+from ._engine.interception import activate, deactivate
+from ._engine.lazy import after, checked, is_lazy
+from ._engine.methods import escapes, owner
+from ._engine.registry import LossError
 from .debug import graph_loss_error
-from .guard import Hold, is_held
-from .lazy import after, checked, is_lazy
-from .methods import escapes, owner
-from .registry import LossError
-from .rules.writes import param_moved
+from .rules.numpy.writes import param_moved
 from .tree import kind_of
 
 __all__ = ["param", "Param", "Params", "Grads", "gradient", "update"]

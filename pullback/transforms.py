@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .api import named_grad
-from .backend import on_backend
-from .backward import (
+from ._engine.backend import on_backend
+from ._engine.backward import (
     VJP,
     as_result,
     described,
@@ -32,9 +31,10 @@ from .backward import (
     require_outputs,
     strip,
 )
-from .core import Tracked, box_at, plain
-from .methods import is_complex, is_inexact, shape_of
-from .registry import Elementwise
+from ._engine.core import Tracked, box_at, plain
+from ._engine.methods import is_complex, is_inexact, shape_of
+from ._engine.registry import Elementwise
+from .api import named_grad
 from .tree import StructureMismatch, leaves_by, plural, tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "jacobian", "jacfwd", "hessian", "hvp"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback import core
+from pullback._engine import core
 
 HERE = os.path.basename(__file__)
 

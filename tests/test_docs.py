@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback import registry
+from pullback._engine import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

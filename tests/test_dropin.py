@@ -12,7 +12,7 @@ import scipy.special
 import pullback as pb
 from tests.conftest import central_differences, pullback_cycles
 
-from .rules.test_indexing import INDICES, X
+from .rules.numpy.test_indexing import INDICES, X
 
 NUMPY2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 A = np.array([0.3, -0.5, 0.9])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback import registry
+from pullback._engine import registry
 from tests.conftest import central_differences
 
 

@@ -220,7 +220,7 @@ def test_object_arrays_of_tracked_values_are_refused(to_objects):
     lambda x: np.float64(np.asarray(x)[1].item()) * 3.0,
 ], ids=["tolist", "item", "asarray item"])
 def test_a_loss_computed_from_item_or_tolist_is_an_error_not_a_zero_gradient(loss):
-    from pullback.methods import escapes
+    from pullback._engine.methods import escapes
 
     x = np.array([1.0, 2.0])
     for transform in (pb.grad, pb.jacobian):

@@ -41,7 +41,7 @@ def _tables():
     import numpy as np
 
     import pullback as pb
-    from pullback import registry
+    from pullback._engine import registry
 
     loaded = []
     for name in SCIPY:

@@ -1,8 +1,8 @@
-"""Derivative rules, one module per area of NumPy; importing this package registers them.
-The SciPy modules (``scipy_*.py``) are imported when the program imports the SciPy module
-they cover (``_interception.SCIPY_RULES``)."""
+"""Derivative rules: ``numpy/``, one module per area of NumPy, registered when this package
+is imported; ``scipy/``, one module per SciPy module, each imported when the program imports
+the SciPy module it covers (``_engine/interception.py``'s ``SCIPY_RULES``)."""
 
-from . import (  # noqa: F401
+from .numpy import (  # noqa: F401
     array_api,
     assembly,
     elementwise,

@@ -4,7 +4,8 @@ import types
 
 import numpy as np
 
-from .._interception import (
+from .._engine.core import apply, top_level
+from .._engine.interception import (
     body_of_swapped,
     original_of,
     stand_in,
@@ -12,9 +13,8 @@ from .._interception import (
     swap_code,
     unswap_attribute,
 )
-from ..core import apply, top_level
+from .._engine.registry import is_primitive, primitive_bodies
 from ..extend import Tracked, is_complex, is_foreign, on_backend, plain, primitive, rrule, shape_of
-from ..registry import is_primitive, primitive_bodies
 
 
 def as_array(x):

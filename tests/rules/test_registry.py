@@ -1,7 +1,8 @@
 """The one generic test over every spec table: each row of every ``SPECS`` in
-``tests/rules/test_<area>.py`` is checked (value, derivatives against finite differences,
-batched pullbacks), each ``NONDIFF`` entry is called on tracked values and must give
-NumPy's constant; and the tables must cover the registry exactly."""
+``tests/rules/numpy/test_<area>.py`` and ``tests/rules/scipy/test_<area>.py`` is checked
+(value, derivatives against finite differences, batched pullbacks), each ``NONDIFF``
+entry is called on tracked values and must give NumPy's constant; and the tables must
+cover the registry exactly."""
 
 import importlib
 import pkgutil
@@ -9,19 +10,20 @@ import pkgutil
 import pytest
 
 import pullback as pb
-import tests.rules as rule_tests
-from pullback.registry import registered_nondifferentiable, registered_rules
+from pullback._engine.registry import registered_nondifferentiable, registered_rules
 
 from .spec import check_constant
 
 
 def _modules():
-    for info in pkgutil.iter_modules(rule_tests.__path__):
-        if info.name.startswith("test_") and info.name != "test_registry":
-            try:
-                yield importlib.import_module(f"tests.rules.{info.name}")
-            except ImportError:  # an optional extra (SciPy) is not installed
-                continue
+    for library in ("numpy", "scipy"):
+        package = importlib.import_module(f"tests.rules.{library}")
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("test_"):
+                try:
+                    yield importlib.import_module(f"tests.rules.{library}.{info.name}")
+                except ImportError:  # an optional extra (SciPy) is not installed
+                    continue
 
 
 MODULES = list(_modules())

@@ -1,0 +1,1 @@
+"""The derivative rules of NumPy's functions."""
