@@ -1,6 +1,10 @@
 """pullback: reverse-mode automatic differentiation for plain NumPy code."""
 
-from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
+from . import (  # noqa: F401  (rules: registers the derivative rules)
+    _wiring,  # noqa: E402, F401  (last: fills the engine's slots)
+    optim,
+    rules,
+)
 from ._engine import construct  # noqa: F401  (after the rules: wraps NumPy's functions that have one)
 from ._engine.core import Tracked
 from ._engine.guard import held_by

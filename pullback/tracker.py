@@ -372,17 +372,13 @@ def _check_not_updated(leaves, root):
             )
 
 
-Tracked.backward = backward
 
-
-def _grad_of_nonparam(self: Tracked) -> Any:
+def grad_of_nonparam(self: Tracked) -> Any:
     raise AttributeError(
         "pullback: only values made with pb.param hold .grad; use pb.grad or pb.gradient "
         "for the gradient of an intermediate value"
     )
 
-
-Tracked.grad = property(_grad_of_nonparam)
 
 
 def _a(x: Any) -> str:

@@ -202,7 +202,8 @@ def _row_cotangent(row, i, g, ans, vals):
     return ct
 
 
-class singular:  # from rules/elementwise.py: times(g, local), the product above as a row
+class singular:  # times(g, local), the product above as a row (rules/numpy/elementwise.py,
+    # set in _wiring.py)
     times: Any = None
 
 

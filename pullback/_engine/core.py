@@ -178,12 +178,18 @@ def top_level(items):
     return top, finished
 
 
-class writes:  # x[i] = v, x += v and out=x, from rules/writes.py; seen: one was recorded
-    seen: bool = False
+class writes:  # x[i] = v, x += v, out=x and where=, from rules/numpy/writes.py (_wiring.py)
     write: Any = None
     into_out: Any = None
     where: Any = None  # a ufunc's where=
     view: Any = None  # told of each node whose value is a NumPy view, for a later write
+    seen: bool = False  # one was recorded (note_write): the backward pass orders versions
+
+
+def note_write():
+    """Note that a write was recorded: from now on the backward pass orders a value's
+    versions (backward.py)."""
+    writes.seen = True
 
 
 # ---------------------------------------------------------------------------- recording
@@ -268,7 +274,7 @@ def apply(func, args, kwargs):
     if rule is None:
         if func in nondiff:
             return _call_plain(func, args, kwargs)
-        raise refuse_in_place(func) if func in _IN_PLACE else no_rule(func)
+        raise refuse_in_place(func) if func in IN_PLACE else no_rule(func)
     cls = rule.__class__
     if cls is Composite:
         return rule.impl(*args, **kwargs)
@@ -378,9 +384,9 @@ def _call_plain(func, args, kwargs):
         raise
 
 
-run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # jit.py replaces it
+run_primitive = lambda body, args, kwargs: body(*args, **kwargs)  # pb.jit's (_wiring.py)
 _no_grad_box = lambda x: read_only(plain(x), x.rule is not None)  # noqa: E731 (guard.py)
-_IN_PLACE = frozenset(f for f in (
+IN_PLACE = frozenset(f for f in (
     np.put, np.place, np.putmask, np.copyto, np.put_along_axis, np.fill_diagonal)
     if f is not None)
 

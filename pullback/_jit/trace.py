@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from .._engine.backend import is_foreign
-from .._engine.core import Tracked, apply, map_boxes, memory, plain, top_level
+from .._engine.core import IN_PLACE, Tracked, apply, map_boxes, memory, plain, top_level
 from .._engine.interception import activate, deactivate, stand_in
 from .._engine.lazy import is_lazy
 from .._engine.registry import getitem
@@ -201,7 +201,7 @@ def _out_position(func):
 def _record(box, func, args, kwargs):
     """Call ``func`` on the values under the traced boxes and record the call."""
     trace = _trace_of(box)
-    if getattr(func, "__name__", None) == "at" or func in core._IN_PLACE or _out_given(
+    if getattr(func, "__name__", None) == "at" or func in IN_PLACE or _out_given(
             func, args, kwargs):
         raise _Untraceable(f"{getattr(func, '__name__', func)} writes into an array in place")
     args = tuple(map_boxes(a, plain) for a in args)  # finished boxes are constants
@@ -352,16 +352,14 @@ def _view(x, *args, **kwargs):
     return x.view(*args, **kwargs)
 
 
-def _run_primitive(body, args, kwargs):
-    """A ``pb.primitive``'s body on traced values: one recorded call (core's hook)."""
+def run_primitive(body, args, kwargs):
+    """A ``pb.primitive``'s body on traced values: one recorded call (core's hook, set in
+    _wiring.py)."""
     for x in tree_flatten((list(args), kwargs))[0]:
         if isinstance(x, Traced):
             return _record(x, body, args, kwargs)
     return body(*args, **kwargs)
 
-
-core: Any = sys.modules[Tracked.__module__]  # core.py, whose hook this is
-core.run_primitive = _run_primitive
 
 
 def _traced_in(index):
@@ -374,19 +372,18 @@ def _traced_in(index):
     return False
 
 
-_write_tracked = core.writes.write  # rules/writes.py's (pullback's __init__ imports it first)
+def checking_indices(write):
+    """``write`` (``x[index] = v`` on a tracked ``x``, core's hook: _wiring.py) refusing,
+    during a trace, an index computed from traced values: the write's index is a constant of
+    the recorded update, so such a call (``y[y > 2] = 0``) cannot be recorded, and runs
+    eagerly, as a write into a traced array does."""
 
+    def write_with_constant_index(x, index, v):
+        if _traced_in(index):
+            raise _Untraceable("x[index] = v with an index computed from traced values")
+        return write(x, index, v)
 
-def _write(x, index, v):
-    """``x[index] = v`` on a tracked ``x`` (core's hook): the write's index is a constant of
-    the recorded update, so one computed from traced values (``y[y > 2] = 0``) cannot be
-    recorded, and the call runs eagerly, as a write into a traced array does."""
-    if _traced_in(index):
-        raise _Untraceable("x[index] = v with an index computed from traced values")
-    return _write_tracked(x, index, v)
-
-
-core.writes.write = _write
+    return write_with_constant_index
 
 
 def _guard(box, kind, value):

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ..._engine.backward import singular
 from ...extend import (
     MINUS_ONE,
     ONE,
@@ -133,13 +132,13 @@ elementwise(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)  # sqrt'(0) = +inf
 def times_singular(g, local):
     """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
     singular row's cotangent under a nested derivative, recorded as a singular row itself
-    so that the next order keeps the rule (the engine calls it: backward.singular)."""
+    so that the next order keeps the rule (the engine calls it: backward.singular,
+    set in _wiring.py)."""
     return np.where(g == 0, 0, g * local)
 
 
 elementwise(times_singular, lambda ans, g, local: local, lambda ans, g, local: g,
             singular=True)
-singular.times = times_singular
 
 elementwise(np.cbrt, lambda ans, x: 1 / (3 * ans * ans), singular=True)
 elementwise(np.square, lambda ans, x: 2 * x)

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from ..._engine.core import _seq, memory
+from ..._engine.core import _seq, memory, note_write
 from ..._engine.methods import (
     owner as _owner,  # (_seq: a param's update, which backward() compares)
 )
@@ -45,7 +45,6 @@ from ...extend import (
     rrule,
     shape_of,
     state,
-    writes,
 )
 from .._util import zero_of
 from .indexing import index_add
@@ -252,7 +251,7 @@ def _become(x, new, old=None):
     if type(args) is tuple:
         args = tuple(old if a is x else a for a in args)
     x.value, x.level, x.seq, x.args, x.rule = new.value, new.level, new.seq, args, new.rule
-    writes.seen = True
+    note_write()
 
 
 def _version(a, seq):
@@ -637,11 +636,7 @@ def where(call, ufunc, inputs, kwargs):
                                                                          rest)
 
 
-writes.write = write
-writes.into_out = into_out
-writes.where = where
-writes.view = note_view
-for _name, _func in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                     ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                     ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul)]:
-    setattr(Tracked, f"__i{_name}__", in_place(getattr(Tracked, f"__{_name}__"), _func))
+# the in-place operators of tracked values, by the ufunc each applies (_wiring.py sets them)
+IN_PLACE_OPERATORS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                      "truediv": np.true_divide, "floordiv": np.floor_divide,
+                      "mod": np.remainder, "pow": np.power, "matmul": np.matmul}
