@@ -1,24 +1,14 @@
 """pullback: reverse-mode automatic differentiation for plain NumPy code."""
 
-from . import (  # noqa: F401  (rules: registers the derivative rules)
-    _wiring,  # noqa: E402, F401  (last: fills the engine's slots)
-    optim,
-    rules,
-)
+from . import optim, rules  # noqa: F401  (rules: registers the derivative rules)
 from ._engine import construct  # noqa: F401  (after the rules: wraps NumPy's functions that have one)
 from ._engine.core import Tracked
 from ._engine.guard import held_by
 from ._engine.interception import watch_scipy
 from ._engine.modes import no_grad
-from ._engine.registry import (
-    LossError,
-    NestedDifferentiationError,
-    NoRuleError,
-    name_of,
-    registered_nondifferentiable,
-    registered_rules,
-)
-from ._jit.trace import Jitted, jit
+from ._engine.register import registered_nondifferentiable, registered_rules
+from ._engine.registry import LossError, NestedDifferentiationError, NoRuleError, name_of
+from ._jit.jitted import Jitted, jit
 from .api import grad, value_and_grad, vjp
 from .debug import Graph, MemoryReport, detect_anomaly, graph, memory_report
 from .extend import (
@@ -77,3 +67,7 @@ _PUBLIC_MODULES = ("api", "debug", "extend", "optim", "optimize", "testing", "tr
 def __dir__():
     """``dir(pb)``: the public names and the public submodules, no internal module."""
     return sorted({*__all__, *_PUBLIC_MODULES, "__version__"})
+
+
+# last, after every module is loaded: fills the slots the engine leaves for the layers above
+from . import _wiring  # noqa: E402, F401

@@ -8,19 +8,17 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from ._engine.backward import (
-    VJP,
-    Linearized,
+from ._engine.arguments import (
     described,
     dtype_of,
     function_named,
     normalize_argnums,
     require_outputs,
     scalar_seed,
-    strip,
 )
 from ._engine.lazy import after, checked, is_lazy
 from ._engine.registry import LossError
+from ._engine.vjp import VJP, Linearized, strip
 from .debug import loss_error
 from .tree import tree_flatten, tree_map, tree_unflatten
 

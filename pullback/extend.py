@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ._engine.arguments import fname_of, function_named
 from ._engine.backend import is_foreign, on_backend, zeros_on
-from ._engine.backward import Linearized, fname_of, function_named
 from ._engine.core import (
     Tracked,
-    apply,
     drop_finished,
     is_complex,
     live_levels,
@@ -36,30 +35,33 @@ from ._engine.core import (
 )
 from ._engine.guard import Hold, is_held, release
 from ._engine.modes import no_grad
+from ._engine.register import (
+    bilinear,
+    check_function,
+    composite,
+    elementwise,
+    linear,
+    nondifferentiable,
+    primitive,
+    replace_rule,
+    rrule,
+    ufunc_method,
+)
 from ._engine.registry import (
     MINUS_ONE,
     ONE,
     NestedDifferentiationError,
     NoRuleError,
     astype,
-    bilinear,
-    check_function,
     check_rule_result,
-    composite,
-    elementwise,
     getitem,
     is_primitive,
-    kind_of,
-    linear,
     name_of,
-    nondifferentiable,
     not_implemented,
-    primitive_bodies,
-    replace_rule,
-    rrule,
-    ufunc_method,
 )
-from .tree import tree_flatten, tree_map, tree_unflatten
+from ._engine.vjp import Linearized
+from ._jit.scan import LIBRARIES, global_names  # (pb.jit's scan's)
+from .tree import kind_of, tree_flatten, tree_map, tree_unflatten
 
 # a general rule: the function's arguments to ``(out, pullback)``
 Rule = Callable[..., tuple[Any, Callable[[Any], Any]]]
@@ -89,30 +91,6 @@ def _levels(tree):
                 found.add(x.level)
             x = x.value
     return found
-
-
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
-    np.float64(0.6931471805599453)
-    """
-    if not callable(fn):
-        raise TypeError(f"pullback: pb.primitive decorates a function, got {kind_of(fn)}")
-
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        top, finished = top_level((args, tuple(kwargs.values())))
-        if top >= 0 or finished:
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_bodies[primitive_wrapper] = fn
-    return primitive_wrapper
 
 
 # ---------------------------------------------------------------------------- checkpoint
@@ -196,7 +174,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
                 np.random.set_state(now)
                 reached[0] = Hold(_reached_arrays(f), f"an array {fname} reads (pb.checkpoint)")
             again = tree_flatten(lin.out)[0]
-            if not all(_same(a, o) for a, o in zip(again, outs)):
+            if not all(_same_output(a, o) for a, o in zip(again, outs)):
                 raise RuntimeError(
                     f"pullback: checkpoint({fname}) ran {fname} again for the backward pass "
                     "and got another output than the forward pass did: it reads state that "
@@ -224,9 +202,6 @@ def _closure_message(fname):
             "one of its arguments (a closure or a global); pass it as an argument")
 
 
-_LIBRARIES = frozenset({"pullback", "numpy", "scipy"})
-
-
 def _reached_arrays(f, depth=0, seen=None):
     """The plain arrays ``f`` reads through its closure cells and its module's globals, and
     through the functions it reaches that way (not attributes or containers)."""
@@ -236,16 +211,13 @@ def _reached_arrays(f, depth=0, seen=None):
         return []
     seen.add(id(f))
     scope = f.__globals__
-    if str(scope.get("__name__", "")).partition(".")[0] in _LIBRARIES:
+    if str(scope.get("__name__", "")).partition(".")[0] in LIBRARIES:
         return []
     values = []
     for cell in f.__closure__ or ():
         with contextlib.suppress(ValueError):  # (an empty cell)
             values.append(cell.cell_contents)
-    from ._jit.trace import (
-        _global_names,  # (pb.jit's scan's; imported here: jit loads after the rules)
-    )
-    values += [scope[name] for name in _global_names(f.__code__, set()) if name in scope]
+    values += [scope[name] for name in global_names(f.__code__, set()) if name in scope]
     found = []
     for v in values:
         if type(v) is np.ndarray:
@@ -255,7 +227,7 @@ def _reached_arrays(f, depth=0, seen=None):
     return found
 
 
-def _same(a, b):
+def _same_output(a, b):
     """Whether a checkpointed function's output ``a``, run again, is its first ``b``."""
     a, b = plain(a), plain(b)
     if is_foreign(a) or is_foreign(b):  # another library's (Dask's: not computed here)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._engine.backward import fname_of
+from ._engine.arguments import fname_of
 from ._engine.core import Tracked, plain
 from .api import value_and_grad
 from .tracker import Param

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine.backward import function_named
+from ._engine.arguments import function_named
 from ._engine.core import plain
 from .api import vjp
 from .tree import kind_of, tree_flatten, tree_map, tree_unflatten

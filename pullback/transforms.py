@@ -17,23 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from ._engine.backend import on_backend
-from ._engine.backward import (
-    VJP,
-    as_result,
+from ._engine.arguments import (
     described,
     dtype_of,
     function_named,
     is_value,
-    linearize,
     normalize_argnums,
     path_of,
     require_outputs,
-    strip,
 )
+from ._engine.backend import on_backend
 from ._engine.core import Tracked, box_at, plain
 from ._engine.methods import is_complex, is_inexact, shape_of
 from ._engine.registry import Elementwise
+from ._engine.vjp import VJP, as_result, linearize, strip
 from .api import named_grad
 from .tree import StructureMismatch, leaves_by, plural, tree_flatten, tree_unflatten
 

@@ -205,7 +205,7 @@ def test_detect_anomaly_as_a_decorator_and_the_state_it_leaves():
 
     with np.errstate(all="ignore"), pytest.raises(FloatingPointError, match="np.log"):
         run(X)
-    assert core.watching == 0 and core.state.slow == 0 and core.state.watch is None
+    assert not core.watching and core.state.slow == 0 and core.state.watch is None
     with pb.no_grad():
         with pb.detect_anomaly():
             assert core.state.slow == 2

@@ -52,7 +52,7 @@ REGISTRATIONS = [
                                                    r"_rule_of_nothing\(\)"),
     (lambda: pb.rrule(softplus)(_rule_of_two), r"must take 1 positional argument"),
     (lambda: pb.rrule(softplus)(softplus), "not a pb.primitive"),
-    (lambda: pb.rrule(softplus, batched="yes"), "batched must be True, False or None"),
+    (lambda: pb.rrule(softplus, batched="yes"), "batched must be True or False"),
     (lambda: pb.primitive(5), "pb.primitive decorates a function, got an int"),
     (lambda: pb.nobacksies(None), "pb.nobacksies must be a function"),
     (lambda: pb.nobacksies(softplus), r"softplus is a pb.primitive; decorate its rule"),

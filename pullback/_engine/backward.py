@@ -1,36 +1,27 @@
-"""The backward pass and the vjp layer above it: the other half of the engine.
+"""The backward pass: the other half of the engine.
 
 ``backward_pass`` sends cotangents from roots to leaves in reverse order of creation, with
 no recursion and all of its state local to the call, so a pass that raises halfway leaves
-the graph as it was. ``linearize`` runs a function once with some arguments boxed at a
-fresh level; the ``Linearized`` it returns pulls cotangents back through that run. Every
-transform (grad, vjp, jvp, jacobian, hessian, hvp, checkpoint) is built on those two.
+the graph as it was. Each node's cotangent goes through its record (a table row, a product,
+a pullback), then is fitted to its parent's shape in one place (``_project``).
 """
-
-import functools
 import heapq
 import math
-import numbers
-import weakref
-from typing import Any
 
 import numpy as np
 
-from .. import tree
-from ..tree import StructureMismatch, kind_of, leaves_by, plural, tree_flatten, tree_unflatten
 from . import refusals
-from .backend import SCALAR_TYPES, is_foreign, ones_like_value, zeros_like_value
-from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
-from .guard import Hold, level_holds, refused_write, release
+from .backend import SCALAR_TYPES, is_foreign, zeros_like_value
+from .core import Tracked, plain, writes
 from .lazy import is_lazy
-from .methods import escapes, is_complex, owner, shape_of
+from .methods import is_complex, shape_of
 from .refusals import fitted_list, library_rule, no_derivative, pullback_name
+from .register import elementwise, primitive
 from .registry import (
     MINUS_ONE,
     ONE,
     Bilinear,
     Elementwise,
-    LossError,
     NoRuleError,
     NotImplementedCotangent,
     Pick,
@@ -39,6 +30,7 @@ from .registry import (
     dropped_batch_axes,
     name_of,
 )
+from .writes import version_at
 
 FREED = object()  # the rule of a node whose graph a backward pass has released
 _REAL = frozenset({np.float64, np.float32, float, int})
@@ -197,14 +189,21 @@ def _row_cotangent(row, i, g, ans, vals):
         # not finite when an entry is not; another library's array is masked: asking syncs);
         # under a nested derivative as a row of its own, so the next order keeps the rule
         if is_foreign(pc := plain(ct)) or not np.isfinite(np.add.reduce(pc, axis=None)):
-            ct = (singular.times(g, local) if isinstance(ct, Tracked)
+            ct = (times_singular(g, local) if isinstance(ct, Tracked)
                   else np.where(plain(g) == 0, 0, ct))
     return ct
 
 
-class singular:  # times(g, local), the product above as a row (rules/numpy/elementwise.py,
-    # set in _wiring.py)
-    times: Any = None
+@primitive
+def times_singular(g, local):
+    """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
+    singular row's cotangent under a nested derivative, recorded as a singular row itself
+    so that the next order keeps the rule."""
+    return np.where(g == 0, 0, g * local)
+
+
+elementwise(times_singular, lambda ans, g, local: local, lambda ans, g, local: g,
+            singular=True)
 
 
 def _per_slice(pullback, g, out):
@@ -354,534 +353,8 @@ def _plan(cshape, target, nb, rule):
     return axes, True, None
 
 
-# ---------------------------------------------------------------------------- the vjp layer
-
 def _recorded_versions(node):
     """Point ``node``'s inputs at the versions it was recorded with: an input written into
     since (``x[i] = v``) holds its update now, and its earlier version is the update's
-    first argument (rules/writes.py)."""
-    node.args = tuple(_version(a, node.seq) for a in node.args)
-
-
-def _version(a, seq):
-    if isinstance(a, Tracked):
-        while a.seq > seq:
-            a = a.args[0]
-    elif type(a) is list or type(a) is tuple:  # a module-level function: no cycle
-        return type(a)(_version(b, seq) for b in a)
-    return a
-
-
-def strip(x):
-    """``x`` without the boxes of finished computations (and of the top-level Tracker
-    level): what a transform hands back once its own level has ended."""
-    while isinstance(x, Tracked) and (x.level == 0 and not state.in_gradient or x.level > 0
-                                      and x.level not in live_levels):  # (pb.jit's stays)
-        x = x.value
-    return x
-
-
-def writeable(ct):
-    """``ct``, copied if it is a read-only view (the engine's broadcasts are): what a user
-    gets back must be an array of their own."""
-    if ct.__class__ is np.ndarray and not ct.flags.writeable:
-        return ct.copy()
-    return ct
-
-
-def as_result(ct, x):
-    """A finished cotangent in the form of its input ``x``: same dtype, an ndarray for an
-    ndarray, a NumPy scalar for a Python or NumPy scalar."""
-    if ct.__class__ is np.ndarray and x.__class__ is np.ndarray and ct.dtype == x.dtype:
-        return ct if ct.flags.writeable else ct.copy()  # the common case first
-    if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
-        x = x.value
-    if isinstance(ct, Tracked) and ct.level < 0:
-        x = plain(x)  # (a live box around a traced value: the form of the value)
-        x = x.value if isinstance(x, Tracked) else x
-        if isinstance(x, np.ndarray) and not isinstance(ct.value, np.ndarray):
-            ct = np.reshape(np.atleast_1d(ct), x.shape)  # a 0-d array for a 0-d array
-        dtype = x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.result_type(type(x))
-        ct = ct.astype(dtype)  # (the method: np.astype is NumPy 2's)
-        return ct if isinstance(x, np.ndarray) else ct[()]
-    if isinstance(ct, Tracked) or isinstance(x, Tracked):
-        return ct
-    if is_foreign(ct) or is_foreign(x):  # another library's array stays in it, with x's
-        dtype = x.dtype if hasattr(x, "dtype") else np.result_type(x)  # dtype (lazy.py)
-        return ct if ct.dtype == dtype else ct.astype(dtype)
-    if isinstance(x, np.ndarray):
-        return writeable(np.asarray(ct, dtype=x.dtype))
-    dtype = x.dtype if isinstance(x, np.generic) else np.result_type(type(x))
-    return dtype.type(ct)
-
-
-def make_leaf(x, level, what):
-    """Box ``x`` as an input of the computation at ``level``; only floating-point and
-    complex values can be differentiated."""
-    if x.__class__ is np.ndarray:  # the common case first
-        kind, value = x.dtype.kind, x
-    elif isinstance(x, Tracked):
-        kind, value = x.dtype.kind, x
-    elif isinstance(x, (bool, np.bool_)) or isinstance(x, numbers.Integral):
-        kind, value = "i", x
-    elif isinstance(x, float):
-        kind, value = "f", np.float64(x)
-    elif isinstance(x, complex):
-        kind, value = "c", np.complex128(x)
-    elif isinstance(x, (np.ma.MaskedArray, np.matrix)):
-        if isinstance(x, np.matrix):
-            raise TypeError(
-                f"pullback: {what} is an np.matrix, whose * is a matrix product and whose "
-                "reductions keep two axes; pullback differentiates plain arrays. Pass "
-                "np.asarray(x) (and write @ for the matrix product)."
-            )
-        raise TypeError(
-            f"pullback: {what} is a masked array; pullback differentiates plain arrays and "
-            "would ignore the mask. Pass x.filled(0.0) and multiply by the mask inside "
-            "the function (np.where(mask, 0.0, x)) so masked entries get no gradient."
-        )
-    elif isinstance(x, (np.ndarray, np.generic)) or is_foreign(x):
-        kind, value = x.dtype.kind, x
-    else:
-        raise TypeError(
-            f"pullback: {what} is a {type(x).__name__}; differentiate with respect to "
-            "floating-point arrays or scalars (or tuples, lists and dicts of them)"
-        )
-    if kind not in "fc":
-        dtype = getattr(plain(value), "dtype", type(value).__name__)
-        raise TypeError(
-            f"pullback: {what} has dtype {dtype}; gradients are defined for floating-point "
-            "and complex inputs only. Convert it first (x.astype(float)), or leave it out "
-            "of argnums (pb.vjp and pb.jvp differentiate every argument: close over it)."
-        )
-    return Tracked(value, level)
-
-
-def _at_leaf(error, tree, flat, level, what):
-    """``error`` of the leaf of ``tree`` that make_leaf refused, naming where it lies."""
-    if len(flat) == 1:
-        return error
-    k = next(k for k, x in enumerate(flat) if not _boxable(x, level, what))
-    path = path_of(tree, k)
-    return TypeError(str(error).replace(what, f"{what}, at {path},", 1))
-
-
-def _boxable(x, level, what):
-    try:
-        make_leaf(x, level, what)
-    except TypeError:
-        return False
-    return True
-
-
-def path_of(tree, k):
-    """The index path (``["W"][1]``) of leaf ``k`` of ``tree``, in tree_flatten's order."""
-    counter = [k]
-
-    def walk(node, path):
-        if type(node) in (list, tuple) or isinstance(node, tuple) and hasattr(node, "_fields"):
-            items = enumerate(node)
-        elif isinstance(node, dict):
-            items = ((key, node[key]) for key in node)
-        else:
-            counter[0] -= 1
-            return path if counter[0] < 0 else None
-        for key, child in items:
-            found = walk(child, f"{path}[{key!r}]")
-            if found is not None:
-                return found
-        return None
-
-    return walk(tree, "") or f"leaf {k}"
-
-
-def normalize_argnums(argnums, nargs, fname):
-    """``(single, nums)``: whether ``argnums`` was one int (a Python or NumPy integer), and
-    the argument positions."""
-    if argnums.__class__ is int and -nargs <= argnums < nargs:  # the common case first
-        return True, (argnums % nargs,)
-    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
-    if single:
-        nums = (argnums,)
-    elif isinstance(argnums, (tuple, list, range)):
-        nums = tuple(argnums)
-    else:
-        nums = (argnums,)
-    if not nums:  # as JAX's grad: a derivative with respect to nothing is a mistake
-        raise TypeError(
-            f"pullback: argnums={argnums!r} for {fname} selects no argument; pass an "
-            "integer position (argnums=0) or a non-empty tuple of them (argnums=(0, 1))"
-        )
-    for i in nums:
-        if (not isinstance(i, numbers.Integral) or isinstance(i, bool)
-                or not -nargs <= i < nargs):
-            raise TypeError(
-                f"pullback: argnums={argnums!r} for {fname}, called with {nargs} positional "
-                "argument(s): pass an integer position or a tuple of them, each in "
-                f"range({-nargs}, {nargs}) (an argument given by keyword is not "
-                "differentiated: give it by position)"
-            )
-    return single, tuple(int(i) % nargs for i in nums)
-
-
-def function_named(f, transform):
-    """``fname_of(f)``, after checking that ``f`` is a function (``pb.grad(3)``, or the
-    arguments swapped, would fail only at the call, naming nothing)."""
-    if not callable(f):
-        raise TypeError(f"pullback: {transform} takes the function to differentiate first "
-                        f"(got {type(f).__name__})")
-    return fname_of(f)
-
-
-def fname_of(f):
-    """How messages name a user's function: its name, never its repr (a functools.partial's
-    repr prints the arrays it holds, and this runs on every call of a transform)."""
-    while isinstance(f, functools.partial):
-        f = f.func
-    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or (
-        type(f).__name__)
-
-
-def described(x):
-    """What a user's value is, in their words: "None", "a float64 scalar", "an array of
-    shape (3,)", "a tuple of 2 items", "a str" (never a box's class)."""
-    v = plain(x)
-    if v is None:
-        return "None"
-    if isinstance(v, (tuple, list)):
-        return f"a {type(v).__name__} of {plural(len(v))}"
-    if isinstance(v, dict):
-        return f"a dict with keys {sorted(map(repr, v))}"
-    dtype = getattr(v, "dtype", None)
-    if isinstance(v, (np.ndarray, np.generic, Tracked)) or is_foreign(v) or is_lazy(v):
-        a = tree.article(str(dtype))  # (an object array, a <U1 array)
-        return (f"{a} {dtype} scalar" if shape_of(v) == () else
-                f"{a} {dtype} array of shape {shape_of(v)}")
-    return kind_of(v)
-
-
-def is_value(x):
-    """Whether ``x`` (under its boxes) is a value a derivative can take or give: an array,
-    a NumPy or Python number, another library's array, a lazy one (not None, a str, ...)."""
-    v = plain(x)
-    return (isinstance(v, (np.ndarray, np.generic, numbers.Number, Tracked))  # (pb.jit's)
-            or is_foreign(v) or is_lazy(v))
-
-
-def dtype_of(x):
-    """The dtype of ``x`` under its boxes (a Python number's NumPy dtype)."""
-    v = plain(x)
-    dtype = getattr(v, "dtype", None)
-    return np.result_type(v) if dtype is None else dtype
-
-
-def require_outputs(outs, fname, integers=False, complex_fix=None, out_def=None):
-    """A derivative's outputs must be arrays of floating-point (or complex) numbers: None
-    (a missing return), a str, or an integer or boolean result would give zeros without a
-    word. With ``integers``, integer outputs are let through (a jvp's integer output has a
-    zero tangent, as JAX's). With ``complex_fix``, a complex output is refused too, the
-    message saying that fix. ``out_def``: the outputs' structure, when they are a pytree's
-    leaves."""
-    for o in outs:
-        if not is_value(o):
-            v = plain(o)
-            what = "None" if v is None else described(v)
-            raise TypeError(f"pullback: {fname} returned " + (
-                f"{what} inside its output" if out_def is not None else
-                "None (is a return statement missing?)" if v is None else what)
-                + "; its derivative needs array outputs (or a pytree of them)")
-        dtype = dtype_of(o)
-        if not integers and dtype.kind in "biu":
-            raise TypeError(
-                f"pullback: {fname} has an output of dtype {dtype}: a comparison, a "
-                "count or np.argmax has no derivative. Return floating-point outputs")
-        if complex_fix is not None and dtype.kind == "c":
-            raise TypeError(f"pullback: {fname} has complex outputs; {complex_fix}")
-
-
-def scalar_seed(y, fname, losscheck, transform="grad"):
-    """``_seed``, after which a loss refused leaves the arrays of its run writeable: that
-    run is never pulled back, and a user's ``except`` handler may change them (the
-    traceback keeps the run alive)."""
-    try:
-        return _seed(y, fname, losscheck, transform)
-    except BaseException:
-        run = _runs.get(y.level) if isinstance(y, Tracked) else None
-        if run is not None and hasattr(run, "out"):  # (a run still going on keeps them)
-            release(run.hold.arrays)
-        raise
-
-
-def _seed(y, fname, losscheck, transform):
-    """The seed of a scalar loss ``y``: ones of its dtype and shape, after checking that it
-    is a real scalar (or holds one element, as autograd and PyTorch accept) and, with
-    ``losscheck``, finite. A lazy loss (a Dask array) is not computed here: its seed is
-    ``ones_like`` it, and ``value_and_grad`` checks it when it is computed (lazy.py).
-    ``transform`` is the derivative messages name ("grad"; a hessian's has other fixes).
-    """
-    v = plain(y)
-    if v.__class__ is np.float64:  # the common case: a real scalar already
-        if not losscheck or math.isfinite(v):
-            return np.array(1.0)
-    elif is_lazy(v):
-        return _lazy_seed(v, fname)
-    elif not is_value(v):  # (a CuPy loss is one; a lazy one was seeded above)
-        what = "None (is a return statement missing?)" if v is None else described(v)
-        if isinstance(getattr(v, "data", None), Tracked):  # an xarray.DataArray holding it
-            raise TypeError(
-                f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
-                f"returned {what} ({type(v).__module__}.{type(v).__qualname__}), which is not "
-                "an array pullback differentiates; return the array it holds (loss.data)")
-        raise TypeError(
-            f"pullback: {transform} of {fname} needs a real scalar output, but {fname} "
-            f"returned {what}. " + ("Return the loss itself (not [loss] or (loss,)); for "
-                                    "several outputs use has_aux=True, pb.vjp or pb.jacobian."
-                                    if transform.endswith("grad") else _VECTOR_FIX)
-        )
-    elif np.size(v) != 1:
-        raise TypeError(
-            f"pullback: {transform} of {fname} needs a scalar output, got shape "
-            f"{np.shape(v)}. Reduce it (np.sum, np.mean), or " + (
-                "use pb.vjp or pb.jacobian for non-scalar outputs." if transform.endswith("grad")
-                else _VECTOR_FIX.lower())
-        )
-    elif np.iscomplexobj(v):
-        raise TypeError(
-            f"pullback: {transform} of {fname} needs a real output, got {np.result_type(v)}; "
-            "take np.real or np.abs of it, or use pb.vjp with a complex cotangent"
-        )
-    elif np.result_type(v).kind in "biu":  # as JAX: its derivative would be zero silently
-        raise TypeError(
-            f"pullback: {transform} of {fname} needs a floating-point output, got "
-            f"{np.result_type(v)}: a comparison, a count or np.argmax has no derivative. "
-            "Return a float loss (0.0 for a constant one)."
-        )
-    # under pb.jit the check is on the traced value, a guard of the recorded program
-    if losscheck and not (np.isfinite(v) if isinstance(v, Tracked)  # (a longdouble's
-                          else np.isfinite(np.ravel(v)[0])):    # 5e400 is finite)
-        raise LossError(
-            f"pullback: the loss of {fname} is {np.ravel(v)[0]}; find where it stops being "
-            "finite" + (", or pass losscheck=False to differentiate it anyway"
-                        if transform.endswith("grad") else "")
-        )
-    return ones_like_value(v, np.shape(v), np.result_type(v))
-
-
-_VECTOR_FIX = "For a vector function use pb.jacobian(pb.jacobian(f))."
-
-
-def _lazy_seed(v, fname):
-    if math.prod(v.shape) != 1 or v.dtype.kind != "f":  # (an integer or bool loss too, as
-        raise TypeError(                                 # NumPy's: its gradient would be 0)
-            f"pullback: grad of {fname} needs a real floating-point scalar output, got a "
-            f"Dask array of shape {v.shape} and dtype {v.dtype}. Reduce it (np.sum, "
-            "np.mean); take np.real of a complex loss; a comparison, a count or np.argmax "
-            "has no derivative."
-        )
-    return np.ones_like(v)
-
-
-_runs: "weakref.WeakValueDictionary[int, Linearized]" = weakref.WeakValueDictionary()
-
-
-def _list_of_numbers(inputs, argnums, f):
-    """Where a differentiated argument is a list (or tuple) of plain numbers, which is a
-    pytree of scalars, the sentence that names it and the fix (None where there is none):
-    NumPy's functions given that list see a list of tracked scalars, not an array."""
-    for i, (treedef, flat, _) in zip(argnums, inputs):
-        if treedef is None or treedef[0] not in (list, tuple) or any(
-                child is not None for child in treedef[1]) or not all(
-                isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
-                for x in flat) or not flat:
-            continue
-        kind = treedef[0].__name__
-        return (f"pullback: argument {i} of {fname_of(f)} is a {kind} of {len(flat)} numbers, "
-                f"which is differentiated as a pytree (one scalar per entry, as JAX does), so "
-                f"NumPy's functions inside see a {kind} of tracked scalars; pass an array, "
-                f"np.array({kind == 'list' and '[...]' or '(...)'}), to differentiate it as one "
-                "array (its gradient is then an array)")
-    return None
-
-
-class Linearized:
-    """One run of ``f`` with the arguments ``argnums`` boxed at a fresh level: ``out`` is
-    what ``f`` returned, and ``pull`` sends cotangents back through the run."""
-
-    def __init__(self, f, args, kwargs, argnums):
-        with Frame() as frame:
-            self.level = frame.level
-            _runs[frame.level] = self
-            # the arrays this graph needs stay read-only while this object lives (guard.py)
-            self.hold = level_holds[frame.level] = Hold()
-            try:
-                self._run(f, args, kwargs, argnums, frame)
-            except BaseException:  # a run that raised is never pulled back: its arrays are
-                release(self.hold.arrays)  # writeable at once (the traceback keeps it alive)
-                raise
-            finally:
-                level_holds.pop(frame.level, None)
-                # x.item() or x.tolist() of this level's values: said if nothing depends on it
-                self.escaped, self.f = escapes.pop(frame.level, None), f
-
-    def _run(self, f, args, kwargs, argnums, frame):
-        args = list(args)
-        self.inputs = []  # per differentiated argument: (treedef, leaves, boxes)
-        boxed = {}  # an argument named twice in argnums is boxed once
-        arrays = 0
-        for i in argnums:
-            if i not in boxed:
-                flat, treedef = tree_flatten(args[i])
-                what = f"argument {i} of {fname_of(f)}"
-                try:
-                    boxes = [make_leaf(x, frame.level, what) for x in flat]
-                except TypeError as error:  # a pytree's leaf: say which
-                    raise _at_leaf(error, args[i], flat, frame.level, what) from None
-                held = [x for x in flat if x.__class__ is np.ndarray]
-                self.hold.add(held, what)
-                arrays += len(held)
-                args[i] = tree_unflatten(treedef, boxes)
-                boxed[i] = (treedef, flat, boxes)
-            self.inputs.append(boxed[i])
-        if len(self.hold.seen) < arrays:  # one array given twice (f(w, w)): a write into
-            for _, _, boxes in boxed.values():  # one of its boxes goes into the other too
-                for box in boxes:
-                    if box.value.__class__ is np.ndarray:
-                        writes.view(box)
-        refusals.forget_refusals()
-        try:
-            self.out = f(*args, **kwargs)
-        except (TypeError, ValueError) as error:  # one that hid a refusal, or NumPy's for a
-            # write into an array the guard holds: say it
-            if (clear := refused_write(error) or refusals.swallowed(error)) is not None:
-                raise clear from error
-            if (listed := _list_of_numbers(self.inputs, argnums, f)) is not None:
-                said = str(error)  # NumPy's own words stay; pullback's are replaced
-                raise type(error)(listed + ("" if said.startswith("pullback:") else
-                                            f" (the error inside: {said})")) from error
-            raise
-        if writes.seen:  # a leaf written into holds its update; its first version is the leaf
-            for _, _, boxes in self.inputs:
-                for k, box in enumerate(boxes):
-                    while box.rule is not None:
-                        box = box.args[0]
-                    boxes[k] = box
-
-    def pull_leaves(self, outs, seeds, batch_shape=(), retain_graph=True):
-        """The cotangent of each boxed leaf, one flat list per differentiated argument
-        (None where nothing reached it)."""
-        roots, root_seeds = [], []
-        for o, s in zip(outs, seeds):
-            node = box_at(o, self.level)
-            if node is not None:
-                roots.append(node)
-                root_seeds.append(s)
-        if not roots and self.escaped is not None:
-            raise ValueError(
-                f"pullback: the output of {fname_of(self.f)} does not depend on the "
-                "differentiated arguments through tracked operations, so its derivative "
-                f"would be zero; {self.escaped} took a plain number out of the graph on "
-                "the way. Keep that computation in NumPy operations on the tracked value "
-                "(x[i] rather than x[i].item()); if the derivative is meant to be zero, use "
-                "pb.stop_gradient(x) instead."
-            )
-        leaves = backward_pass(roots, root_seeds, batch_shape, retain_graph) if roots else {}
-        return [[None if (ct := leaves.get(box)) is None else strip(ct) for box in boxes]
-                for _, _, boxes in self.inputs]
-
-    def pull(self, outs, seeds, batch_shape=()):
-        """Cotangents of the inputs, one pytree per differentiated argument, each leaf in
-        the form of its argument (zeros where nothing reached it)."""
-        # each result an array of its own, which a write into another result or into a
-        # cotangent given does not change (x + y: one array for both; x.ravel(): a view of
-        # the cotangent)
-        given = {id(owner(s)) for s in seeds}
-        result = []
-        for (treedef, flat, _), cts in zip(self.inputs, self.pull_leaves(outs, seeds,
-                                                                         batch_shape)):
-            leaves = [zeros_for(x, batch_shape) if ct is None
-                      else writeable(ct) if batch_shape else as_result(ct, x)
-                      for x, ct in zip(flat, cts)]
-            for k, leaf in enumerate(leaves):
-                if leaf.__class__ is np.ndarray:
-                    if id(owner(leaf)) in given:
-                        leaves[k] = leaf = leaf.copy()
-                    given.add(id(owner(leaf)))
-            result.append(tree_unflatten(treedef, leaves))
-        return result
-
-
-def linearize(f, args, kwargs, argnums):
-    """Run ``f(*args, **kwargs)`` once with ``argnums`` boxed at a fresh level:
-    ``(lin, outs, out_def)``, the run, its flat outputs and their structure."""
-    lin = Linearized(f, args, kwargs, argnums)
-    outs, out_def = tree_flatten(lin.out)
-    return lin, outs, out_def
-
-
-def _leaves_in(tree, spec, fname):
-    """The leaves of the cotangent ``tree`` in the order of the output's structure
-    ``spec`` (tree.leaves_by); a different structure is refused, saying where."""
-    try:
-        return leaves_by(spec, tree, bare_singletons=True)  # (one array for a 1-tuple)
-    except StructureMismatch as m:
-        raise TypeError(f"pullback: the cotangent for {fname} must have the output's "
-                        f"structure; at out{m.path} the output has {m.want}, the cotangent "
-                        f"{m.got}") from None
-
-
-class VJP:
-    """The pullback of a linearized function: call it with a cotangent of the output's
-    structure to get one cotangent per differentiated argument. It can be called any
-    number of times.
-
-    >>> out, vjp_fn = pb.vjp(np.sin, np.zeros(2))
-    >>> vjp_fn(np.ones(2))
-    (array([1., 1.]),)
-    """
-
-    def __init__(self, lin, outs, fname, out_def=False):
-        self._lin = lin
-        self._outs = outs
-        self._fname = fname
-        self._out_def = out_def  # the output's structure (False: not known)
-
-    def __call__(self, cotangent, *more):
-        if more:
-            raise TypeError(f"pullback: the pullback of {self._fname} takes one cotangent "
-                            "with the output's structure: pass several as one tuple, "
-                            "vjp_fn((ct1, ct2))")
-        return self.batched(cotangent, ())
-
-    def batched(self, cotangent, batch_shape):
-        """The pullback of a stack of cotangents, each with leading axes ``batch_shape``,
-        in one backward pass."""
-        seeds = (tree_flatten(cotangent)[0] if self._out_def is False
-                 else _leaves_in(cotangent, self._out_def, self._fname))
-        if len(seeds) != len(self._outs):
-            raise TypeError(
-                f"pullback: the cotangent for {self._fname} has {len(seeds)} leaves but its "
-                f"output has {len(self._outs)}; pass one array per output array"
-            )
-        checked = []
-        for k, (s, o) in enumerate(zip(seeds, self._outs)):
-            if isinstance(s, (str, bytes)) or s is None or dtype_of(s).kind not in "biufc":
-                raise TypeError(  # (None: NaN further on; a str or object array: a crash)
-                    f"pullback: cotangent {k} for {self._fname} is "
-                    + ("None" if s is None else f"a {type(s).__name__}" if isinstance(
-                        s, (str, bytes)) else described(s))
-                    + "; pass an array of the output's shape holding numbers "
-                    "(np.ones_like(out) for a sum)")
-            want = batch_shape + shape_of(o)
-            if shape_of(s) != want:
-                raise ValueError(
-                    f"pullback: cotangent {k} for {self._fname} has shape "
-                    f"{shape_of(s)}, but the output has shape {want}"
-                )
-            if is_complex(s) and not is_complex(o):
-                raise TypeError(
-                    f"pullback: cotangent {k} for {self._fname} is complex but the output is "
-                    "real: its imaginary part would be dropped. Pass a real cotangent "
-                    "(np.real(ct)), or make the output complex (out * (1 + 0j))."
-                )
-            checked.append(s if isinstance(s, Tracked) or is_foreign(s) else np.asarray(s))
-        return tuple(self._lin.pull(self._outs, checked, batch_shape))
+    first argument (writes.py)."""
+    node.args = tuple(version_at(a, node.seq) for a in node.args)

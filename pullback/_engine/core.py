@@ -68,9 +68,9 @@ _level_ids = itertools.count(1)
 _seq = itertools.count()
 # Levels whose computation is still running, with their kind. Level 0 is the Tracker
 # level of ``param`` values made outside any transform: it never ends. Levels below 0 are
-# pb.jit's traces (jit.py): never live and never stripped (``plain`` keeps their boxes).
+# pb.jit's traces (_jit/trace.py): never live and never stripped (``plain`` keeps their boxes).
 live_levels = {0: "tracker"}
-watching = 0  # how many threads have a watch set: record reads this, not the thread's state
+watching: set[int] = set()  # the threads with a watch set (debug/watch.py): record reads this
 
 
 class _ThreadState(threading.local):
@@ -149,7 +149,7 @@ def map_boxes(x, open_box):
     return x
 
 
-def _live_box(x):
+def live_box(x):
     while isinstance(x, Tracked) and x.level not in live_levels and x.level >= 0:
         x = x.value
     return x
@@ -157,7 +157,7 @@ def _live_box(x):
 
 def drop_finished(x):
     """``x`` without the boxes of finished computations, looking into lists and tuples."""
-    return map_boxes(x, _live_box)
+    return map_boxes(x, live_box)
 
 
 def top_level(items):
@@ -396,7 +396,8 @@ def _ufunc_call(ufunc, inputs, kwargs):
         return writes.where(_ufunc_call, ufunc, inputs, kwargs)
     if "out" in kwargs:
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
-    if kwargs and not (ufunc.signature and rules.get(ufunc).__class__ is Composite):  # axes=
+    # axes=: a gufunc's composite (np.vecdot) or product's rule (np.matmul) takes it
+    if kwargs and not (ufunc.signature and rules.get(ufunc).__class__ in (Composite, Bilinear)):
         raise TypeError(
             f"pullback: {name_of(ufunc)} on a tracked value does not support the keyword(s) "
             f"{sorted(kwargs)}; apply the operation without them (cast with .astype, select "
@@ -502,7 +503,7 @@ class Tracked(ArrayMethods):
         return apply(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        v = _live_box(self)
+        v = live_box(self)
         if not isinstance(v, Tracked):  # escaped from a finished computation: a constant
             return np.asarray(v, dtype=dtype) if copy is None else np.array(v, dtype, copy=copy)
         if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a constant
@@ -510,7 +511,7 @@ class Tracked(ArrayMethods):
         refuse_conversion(self.shape, self.dtype)
 
     def __float__(self):
-        v = _live_box(self)
+        v = live_box(self)
         return float(v) if not isinstance(v, Tracked) else refuse_scalar("float", self)
 
     def __int__(self):

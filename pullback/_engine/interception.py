@@ -400,7 +400,8 @@ def deactivate():
 def _set_codes(which):
     """Every swapped function's own code (0) or trampoline (1), set in one C loop."""
     funcs = tuple(_code_swaps)
-    deque(map(setattr, funcs, repeat("__code__"), (_code_swaps[f][which] for f in funcs)), 0)
+    codes = map(operator.itemgetter(which), map(_code_swaps.__getitem__, funcs))
+    deque(map(setattr, funcs, repeat("__code__"), codes), 0)
 
 
 def _install():
@@ -429,6 +430,23 @@ def _uninstall():
     _installed = False
 
 
+def replace_attributes(owner, values):
+    """Put ``values`` (names to objects) into another library's ``owner`` for a stretch
+    that the caller ends with ``restore_attributes``, returning what was there: how
+    pb.jit's trace hears of builtins' getattr and hasattr, warnings' filters and NumPy's
+    randbits while it runs (the one module that changes other libraries' namespaces)."""
+    saved = {name: vars(owner).get(name, _ABSENT) for name in values}
+    for name, value in values.items():
+        _put(owner, name, value)
+    return saved
+
+
+def restore_attributes(owner, saved):
+    """Put back what ``replace_attributes`` returned."""
+    for name, own in saved.items():
+        _restore(owner, name, own)
+
+
 def swap_module_function(module, name, replacement):
     """``swap_attribute`` for a function in a module's namespace whose original pickles by
     that name (NumPy's ``np.stack``): pickling the original while the stand-in is there
@@ -445,13 +463,14 @@ def swap_module_function(module, name, replacement):
 # each SciPy module with rules, and pullback's modules holding them
 SCIPY_RULES = {
     "scipy.fft": ("fft",),
-    "scipy.integrate": ("integrate",),
-    "scipy.linalg": ("linalg",),
+    "scipy.integrate": ("integrate", "integrate_quad", "integrate_ivp"),
+    "scipy.linalg": ("linalg", "linalg_functions", "linalg_decomp"),
     "scipy.signal": ("array_api", "signal"),
     "scipy.sparse": ("sparse",),
     "scipy.spatial.distance": ("spatial",),
-    "scipy.special": ("array_api", "special", "special_distributions",
-                      "special_integrals", "special_more"),
+    "scipy.special": ("array_api", "special", "special_bessel", "special_elliptic",
+                      "special_integrals", "special_distributions", "special_more",
+                      "special_waves"),
     "scipy.stats": ("array_api", "stats", "stats_quantiles",
                     "stats_generic"),
 }

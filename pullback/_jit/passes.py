@@ -1,22 +1,18 @@
-"""Simplifications of a program recorded by ``pb.jit``, each exact.
+"""The exact rewrites of a ``Program`` (program.py), before emit.py writes it out.
 
-The rules' NumPy calls, recorded one level up, carry steps that eager code needs and a
-program for one input structure does not: ``np.broadcast_to`` before a ufunc that
-broadcasts anyway, ``astype`` to the dtype the array has, a multiply by a constant one,
-``np.size`` and ``np.iscomplexobj`` of values whose shape and dtype the cache key fixes,
-the identity basis of a Jacobian multiplied in. ``simplify`` maps such nodes to what they
-equal; jit.py's ``_emit`` then drops what nothing uses.
-
-Each rewrite is exact on every replay, not only on the traced values: it relies on the
-shapes and dtypes of the nodes (fixed by the key, as far as ``_static`` proves it) and on
-IEEE arithmetic (``x * 1 == x``, ``x ** 0 == 1``), never on a traced value. As a check of
-that reasoning, each rewrite is also evaluated on the traced values and kept only if it
-gives the same bits.
+``share`` maps a call made again with the same arguments to its first node. The rules'
+NumPy calls, recorded one level up, carry steps that eager code needs and a program for
+one input structure does not: ``np.broadcast_to`` before a ufunc that broadcasts anyway,
+``astype`` to the dtype the array has, a multiply by a constant one, ``np.size`` of values
+whose shape the cache key fixes, the identity basis of a Jacobian multiplied in:
+``simplify`` maps such nodes to what they equal or to a cheaper call. Each rewrite relies
+on shapes and dtypes (fixed by the key, as far as ``_static`` proves it) and on IEEE
+arithmetic (``x * 1 == x``), never on a traced value; as a check of that reasoning it is
+also evaluated on the traced values and kept only if it gives the same bits.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -24,40 +20,18 @@ import numpy as np
 
 from .._engine.core import Tracked
 from .._engine.registry import getitem
+from .bits import _same_bits
+from .program import (
+    _BY_ALL,
+    _BY_FIRST,
+    Program,
+    _astype,
+    _eye_product,
+    _finite_number,
+    _leaves,
+    _original,
+)
 
-
-def _original(func):
-    """NumPy's own function under pullback's wrapper of it (construct.py): what a
-    recorded node names."""
-    return getattr(func, "_pb_original", func)
-
-
-def _astype(x, dtype, **kwargs):
-    return x.astype(dtype, **kwargs)
-
-
-def _eye_product(x, eye, left):
-    """``eye @ x`` (``left``) or ``x @ eye`` for the identity ``eye``: ``x`` itself, as a
-    new C-ordered array, wherever ``x`` is finite (``0 * inf`` is NaN in the matmul)."""
-    if np.isfinite(x).all():
-        return np.add(x, 0.0, order="C")
-    return eye @ x if left else x @ eye
-
-
-def _finite_number(x):
-    """``np.isfinite`` of a float16, 32 or 64 number, as a guard tests it."""
-    return math.isfinite(x)
-
-
-# whose result's shape and dtype follow from those of the first argument (the others
-# being constants)
-_BY_FIRST = frozenset(_original(f) for f in (
-    np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.sum, np.mean,
-    np.max, np.min, np.amax, np.amin, np.prod, np.all, np.any, np.ravel, np.squeeze,
-    np.expand_dims, np.cumsum, np.real, np.imag, np.zeros_like, np.ones_like, np.full_like,
-    np.copy, np.ascontiguousarray)) | {_astype}
-# whose result's shape and dtype follow from those of all their (array) arguments
-_BY_ALL = frozenset(_original(f) for f in (np.dot, np.outer, np.inner, np.where))
 # functions of shape and dtype alone
 _SHAPE_ONLY = frozenset(_original(f) for f in (
     np.shape, np.size, np.ndim, np.iscomplexobj, np.isrealobj))
@@ -65,19 +39,6 @@ _SHAPE_ONLY = frozenset(_original(f) for f in (
 _FRESH_FUNCS = frozenset(_original(f) for f in (
     np.dot, np.outer, np.inner, np.where, np.sum, np.mean, np.prod, np.max, np.min, np.amax,
     np.amin, np.cumsum, np.concatenate, np.stack)) | {_astype, _eye_product}
-
-
-def _leaves(x, out):
-    if isinstance(x, Tracked):
-        out.append(x)
-    elif type(x) in (list, tuple):
-        for a in x:
-            _leaves(a, out)
-    elif type(x) is slice:
-        _leaves((x.start, x.stop, x.step), out)
-    elif type(x) is dict:
-        _leaves(tuple(x.values()), out)
-    return out
 
 
 def _arrays(x, out):
@@ -160,20 +121,6 @@ def _owned_memory(base, baseline):
 
 def _value(x):
     return x.value if isinstance(x, Tracked) else x
-
-
-def _same_bits(a, b):
-    """Whether ``a`` and ``b`` are the same values: NaN matches NaN, -0.0 is not 0.0."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (np.ndarray, np.generic)):
-        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(
-                a, b, equal_nan=a.dtype.kind in "fc"):
-            return False
-        if a.dtype.kind == "c":
-            return _same_bits(np.real(a), np.real(b)) and _same_bits(np.imag(a), np.imag(b))
-        return a.dtype.kind != "f" or bool(np.all(np.signbit(a) == np.signbit(b)))
-    return bool(a == b)
 
 
 def _constant(x, value, private=frozenset()):
@@ -368,37 +315,48 @@ def _hits_every_slice(mask, axes, canon):
     return False
 
 
-def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
-             ) -> tuple[dict[int, Any], dict[int, Any]]:
-    """``(subst, nodes)`` for a trace's events, after ``rep`` (common subexpressions):
-    ``subst`` maps a node to what it equals (another node or a constant), ``nodes`` maps
-    a node to a cheaper call that gives the same result."""
-    subst: dict[int, Any] = {}
-    nodes: dict[int, Any] = {}
+def share(program: Program) -> None:
+    """Map each node whose call repeats an earlier node's (the same function of the same
+    nodes and constants) to that node: ``program.same``."""
+    seen: dict[Any, Any] = {}
+    for e in program.events:
+        if isinstance(e, Tracked):
+            first = seen.setdefault(_key_of(e.args, program.same), e)
+            if first is not e:
+                program.same[id(e)] = first
 
-    def canon(x):
-        x = rep(x) if isinstance(x, Tracked) else x
-        while isinstance(x, Tracked) and id(x) in subst:
-            x = subst[id(x)]
-        return x
 
-    def mapped(x):
+def _key_of(call, same):
+    func, args, kwargs = call
+
+    def k(x):
         if isinstance(x, Tracked):
-            return canon(x)
-        if type(x) in (list, tuple):
-            return type(x)(mapped(a) for a in x)
+            return ("n", id(same.get(id(x), x)))
+        if type(x) is list or type(x) is tuple:
+            return (type(x), tuple(k(a) for a in x))
         if type(x) is slice:
-            return slice(mapped(x.start), mapped(x.stop), mapped(x.step))
-        return x
+            return ("s", k(x.start), k(x.stop), k(x.step))
+        if type(x) in (bool, int, float, complex, str) or x is None:
+            return ("v", type(x), repr(x))
+        return ("c", id(x))
 
-    boxes = [e for e in events if isinstance(e, Tracked) and rep(e) is e]
-    private = _private_arrays(events)
-    static = {id(b) for _, b in params}
-    output_ids = {id(rep(o)) for o in outs if isinstance(o, Tracked)}
+    return (id(func), k(args), tuple((n, k(v)) for n, v in kwargs.items()))
+
+
+def simplify(program: Program) -> None:
+    """After ``share``: map a node to what it equals (another node or a constant:
+    ``program.subst``) or to a cheaper call that gives the same result
+    (``program.calls``)."""
+    subst, nodes = program.subst, program.calls
+    canon, mapped = program.canon, program.mapped
+    boxes = [e for e in program.events if isinstance(e, Tracked) and canon(e) is e]
+    private = _private_arrays(program.events)
+    static = {id(b) for _, b in program.params}
+    output_ids = {id(canon(o)) for o in program.outs if isinstance(o, Tracked)}
     users: dict[int, list[Any]] = {}
     for e in boxes:
         for a in _leaves(e.args[1:], []):
-            users.setdefault(id(rep(a)), []).append(e)
+            users.setdefault(id(canon(a)), []).append(e)
 
     memo: dict[int, bool] = {}
 
@@ -521,82 +479,4 @@ def simplify(events: list[Any], rep, outs: list[Any], params: list[Any]
         if any(a is not b for a, b in zip(new, args)) and _same_bits(
                 func(*[_value(a) for a in new]), e.value):
             nodes[id(e)] = (func, tuple(new), {})
-    return subst, nodes
 
-
-def drop_copies(boxes: list[Any], canon, node_of, outs: list[Any]) -> dict[int, Any]:
-    """``astype`` to the dtype an array has already copies it; where nothing else sees
-    the array (it is new, and used by the ``astype`` alone), the copy is the array."""
-    users: dict[int, int] = {}
-    for e in boxes:
-        for a in _leaves(node_of(e)[1:], []):
-            users[id(canon(a))] = users.get(id(canon(a)), 0) + 1
-    for o in outs:
-        if isinstance(o, Tracked):
-            users[id(canon(o))] = users.get(id(canon(o)), 0) + 1
-
-    def owned(x, depth=0):
-        if not isinstance(x, Tracked) or x.args is None or depth > 8:
-            return False
-        func, args, _ = node_of(x)
-        if _fresh(node_of(x)):
-            return True
-        view = (func is getitem or _original(func) in (
-            _original(np.reshape), _original(np.transpose), _original(np.swapaxes)))
-        first = canon(args[0]) if args else None
-        return view and users.get(id(first), 0) == 1 and owned(first, depth + 1)
-
-    drops: dict[int, Any] = {}
-    for e in boxes:
-        func, args, kwargs = node_of(e)
-        if func is not _astype or kwargs:
-            continue
-        x = canon(args[0])
-        if (isinstance(x, Tracked) and isinstance(x.value, (np.ndarray, np.generic))
-                and np.dtype(args[1]) == x.value.dtype and users.get(id(x), 0) == 1
-                and owned(x) and _same_bits(x.value, e.value)):
-            drops[id(e)] = x
-    return drops
-
-
-FREE_SIZE = 1 << 15  # elements: arrays this big are let go after their last use
-
-
-def reuse_dead(boxes: list[Any], canon, node_of, outs: list[Any], guarded: set[int]
-               ) -> dict[int, Any]:
-    """For elementwise ufunc calls, an operand that dies there, to write the result into
-    (``out=``, cheaper than a new array at every size): a new array of the same shape and
-    dtype that nothing else sees (no view of it, not returned), as a hand-written
-    ``dz *= 1 - h * h`` does. The ufunc's values are the same with ``out=`` an input
-    (NumPy reads each element before it writes it, and copies where the memory overlaps
-    otherwise)."""
-    last: dict[int, int] = {}
-    viewed: set[int] = set()
-    for i, e in enumerate(boxes):
-        fresh = _fresh(node_of(e))
-        for a in _leaves(node_of(e)[1:], []):
-            a = canon(a)
-            last[id(a)] = i
-            if not fresh:
-                viewed.add(id(a))
-    for o in outs:
-        if isinstance(o, Tracked):
-            viewed.add(id(canon(o)))
-    taken: set[int] = set()
-    reuse: dict[int, Any] = {}
-    for i, e in enumerate(boxes):
-        func, args, kwargs = node_of(e)
-        value = e.value
-        if (not isinstance(func, np.ufunc) or func.signature is not None or func.nout != 1
-                or kwargs or type(value) is not np.ndarray):
-            continue
-        for a in args:
-            a = canon(a)
-            if (isinstance(a, Tracked) and a.args is not None and id(a) not in taken
-                    and id(a) not in viewed and id(a) not in guarded and last.get(id(a)) == i
-                    and _fresh(node_of(a)) and type(a.value) is np.ndarray
-                    and a.value.shape == value.shape and a.value.dtype == value.dtype):
-                taken.add(id(a))
-                reuse[id(e)] = a
-                break
-    return reuse

@@ -192,4 +192,4 @@ def rrule_if_present(module, name):
     functions: ``np.trapezoid``, ``np.linalg.svdvals``, ...); elsewhere a decorator that
     registers nothing."""
     func = getattr(module, name, None)
-    return (lambda rule: rule) if func is None else rrule(func)
+    return (lambda rule: rule) if func is None else rrule(func, batched=True)

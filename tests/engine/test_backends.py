@@ -622,7 +622,7 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'np.vsplit': 'The `numpy.vsplit` function is not implemented by Dask array.',
     'pinv(complex)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
     'pinv(hermitian)': 'The `numpy.linalg.pinv` function is not implemented by Dask array.',
-    'pullback.rules.numpy.writes.reread':
+    'pullback._engine.writes.reread':
         "NotImplementedError: Don't yet support nd fancy indexing",
     'qr(complete)': "TypeError: qr() got an unexpected keyword argument 'mode'",
     'reread(broadcast)': "TypeError: '>=' not supported between instances of 'list' and 'int'",
@@ -632,6 +632,14 @@ DASK_UNSUPPORTED: dict[str, str] = {
     'scipy.integrate.odeint(tfirst)': 'not lazy: the call returns an ndarray',
     'scipy.integrate.odeint(time-dependent, a constant in args)':
         'not lazy: the call returns an ndarray',
+    **{f'scipy.integrate.quad({row})': 'not lazy: the call returns a float' for row in (
+        'a, b, args=(w,)', 'a, inf', 'args a pytree', 'b > a, args=w', 'full_output',
+        'points')},
+    'scipy.integrate.quad_vec(norm, 2-d value)':
+        "AttributeError: 'list' object has no attribute 'flatten'",
+    **{f'scipy.integrate.solve_ivp({row})': 'not lazy: the call returns an ndarray' for row in (
+        'backwards, method', 'complex', 'linear: y0, A', 'neural ODE: W, b, y0', 'no args',
+        'time-dependent, a constant in args')},
     'scipy.linalg.cho_factor': 'not lazy: the call returns an ndarray',
     'scipy.linalg.cho_solve': 'not lazy: the call returns an ndarray',
     'scipy.linalg.cholesky': 'not lazy: the call returns an ndarray',
@@ -1142,6 +1150,15 @@ _GENERIC_STATS_NOT_LAZY = {
 DASK_UNSUPPORTED.update({f"scipy.stats.{family}.{method}": "not lazy: the call returns an ndarray"
                          for family, methods in _GENERIC_STATS_NOT_LAZY.items()
                          for method in methods.split()})
+# scipy.special's ufuncs of several outputs (Dask's elementwise wrapper takes one output)
+DASK_UNSUPPORTED.update({label: _NO_UFUNC for label in (
+    *(f"scipy.special.{name}" for name in (
+        "airye it2i0k0 it2j0y0 itairy iti0k0 itj0y0 kelvin modfresnelm modfresnelp pbdv pbvv "
+        "pbwa mathieu_cem mathieu_sem mathieu_modcem1 mathieu_modcem2 mathieu_modsem1 "
+        "mathieu_modsem2 pro_ang1 pro_rad1 pro_rad2 obl_ang1 obl_rad1 obl_rad2 pro_ang1_cv "
+        "pro_rad1_cv pro_rad2_cv obl_ang1_cv obl_rad1_cv obl_rad2_cv").split()),
+    "special.airye(complex)", "special.airye(complex: eBi, eBi')",
+    "special.airye(x < 0: eBi, eBi')", "special.it2i0k0(near 0)", "special.it2j0y0(near 0)")})
 
 
 def _lazy(args):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pullback as pb
-from pullback._jit.trace import MAX_TRACES
+from pullback._jit.jitted import MAX_TRACES
 from tests.conftest import central_differences
 from tests.rules.test_registry import CASES
 

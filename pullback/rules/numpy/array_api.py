@@ -10,10 +10,11 @@ to every order; unstack is linear (its transpose stacks the cotangents).
 vecdot and vecmat conjugate their first argument, as NumPy does: vecdot(x1, x2) is
 sum(conj(x1) * x2) over the last axis. vecdot, matvec and vecmat are ufuncs: on tracked
 values they take the gufunc's axis=, axes= and keepdims= (the core axes moved last and
-back), the engine records out= into a tracked array, and the other ufunc keywords
-(dtype=, ...) are refused with a TypeError; np.linalg.vecdot(x1, x2, axis=k) is the
-vector product along another axis. np.matmul's rule (linalg.py) is not a composite: its
-axes= is refused by the engine, with the advice to move the axes with np.moveaxis.
+back; NumPy checks the spelling first, so that one it refuses raises its error, pullback's
+sentence first), the engine records out= into a tracked array, and the other ufunc
+keywords (dtype=, ...) are refused with a TypeError; np.linalg.vecdot(x1, x2, axis=k) is
+the vector product along another axis. np.matmul's rule (linalg.py) takes axes= the same
+way (``core_axes``), in its rule rather than as a composite.
 
 Convention (the unique_* functions, as np.unique in rules/sorting.py): each unique value
 is a gather of the element where it first occurs, so its cotangent goes to that element
@@ -22,16 +23,18 @@ the same form in turn. The indices, inverse indices and counts are NumPy's: plai
 integer arrays.
 """
 
+import operator
+
 import numpy as np
 
 from ...extend import astype, composite, linear, plain, shape_of
 from .._util import as_array, conj_if_complex
 
 
-def _register(module, name, impl, form=composite):
+def _register(module, name, impl):
     func = getattr(module, name, None)
     if func is not None:
-        form(func, impl)
+        composite(func, impl)
 
 
 
@@ -67,10 +70,11 @@ def vecdot_impl(x1, x2):
 
 
 def linalg_vecdot_impl(x1, x2, /, *, axis=-1):
-    # the gufunc's axis= counts in each operand's own axes: so does moveaxis
-    if axis != -1:
-        x1, x2 = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
-    return _vecdot(x1, x2, "np.linalg.vecdot")
+    # the gufunc vecdot's axis=, which counts in each operand's own axes
+    if type(axis) is int and axis == -1:
+        return _vecdot(x1, x2, "np.linalg.vecdot")
+    return _with_core_axes(np.vecdot, "np.linalg.vecdot", linalg_vecdot_impl, (
+        as_array(x1), as_array(x2)), {"axis": axis})
 
 
 def matvec_impl(x1, x2):
@@ -108,44 +112,101 @@ def linalg_cross_impl(x1, x2, /, *, axis=-1):
     return np.cross(x1, x2, axis=axis)
 
 
-def _gufunc_keywords(name, impl, nin=2):
-    """``impl`` of a generalized ufunc, taking the gufunc's ``axes=``, ``axis=`` and
-    ``keepdims=``: each operand's core axes moved last with ``np.moveaxis``, ``impl`` on
-    them, and the output's core axes moved back (or the contracted axis kept as size 1).
-    The other ufunc keywords (dtype=, casting= ...) are refused."""
+# ---------------------------------------------------------------------------- gufunc keywords
 
-    def gufunc_impl(*inputs, axes=None, axis=None, keepdims=False, **others):
-        if others:
-            raise TypeError(
-                f"pullback: {name} on a tracked value does not support the keyword(s) "
-                f"{sorted(others)}; apply the operation without them (cast with .astype)")
-        if axes is None and axis is None and not keepdims:
+_CORE_KEYWORDS = frozenset({"axes", "axis", "keepdims"})
+
+
+def _core_dims(signature, ndims):
+    """The number of core axes of each input and of the output of a generalized ufunc of
+    ``signature`` on inputs of ``ndims`` axes: a flexible dimension (matmul's ``n?``) is
+    left out where its input has fewer axes than the signature names."""
+    ins, out = signature.replace(" ", "").split("->")
+    counts, missing = [], set()
+    for part, ndim in zip(ins[1:-1].split("),("), ndims):
+        dims = [d for d in part.split(",") if d]
+        if ndim < len(dims):
+            missing.update(d for d in dims if d.endswith("?"))
+            dims = [d for d in dims if not d.endswith("?")]
+        counts.append(len(dims))
+    return counts, len([d for d in out[1:-1].split(",") if d and d not in missing])
+
+
+def core_axes(ufunc, name, inputs, keywords):
+    """Where the core axes of ``ufunc(*inputs, **keywords)`` lie, ``keywords`` being NumPy's
+    ``axes=``, ``axis=`` and ``keepdims=`` (the others are refused): one tuple of axes per
+    input and one for the output (each counted from 0, in the order of the signature's
+    core dimensions), and keepdims. NumPy checks the keywords first, on arrays of ones with
+    the inputs' numbers of axes: a spelling NumPy refuses raises NumPy's error, pullback's
+    sentence first."""
+    others = sorted(set(keywords) - _CORE_KEYWORDS)
+    if others:
+        raise TypeError(
+            f"pullback: {name} on a tracked value does not support the keyword(s) {others}; "
+            "apply the operation without them (cast with .astype)")
+    ndims = [len(shape_of(x)) for x in inputs]
+    try:
+        out_ndim = np.ndim(ufunc(*[np.ones((1,) * n) for n in ndims], **keywords))
+    except (TypeError, ValueError) as error:  # (NumPy's AxisError is a ValueError)
+        raise type(error)(
+            f"pullback: {name}(..., {', '.join(f'{k}={v!r}' for k, v in keywords.items())}) "
+            f"on a tracked value: NumPy refuses these keywords for operands of "
+            f"{', '.join(map(str, ndims))} axes ({type(error).__name__}: {error})") from error
+    counts, out_count = _core_dims(ufunc.signature, ndims)
+    keepdims = bool(keywords.get("keepdims", False))
+    counts.append(counts[0] if keepdims else out_count)  # (kept: the inputs' core axes)
+    if "axes" in keywords:  # (the output's entry may be left out: its last axes)
+        entries = list(keywords["axes"]) + [None] * (len(counts) - len(keywords["axes"]))
+    elif "axis" in keywords:
+        entries = [(keywords["axis"],) if count else () for count in counts]
+    else:
+        entries = [None] * len(counts)
+    found = []
+    for entry, count, ndim in zip(entries, counts, ndims + [out_ndim]):
+        entry = range(-count, 0) if entry is None else entry if isinstance(
+            entry, tuple) else (entry,)
+        found.append(tuple(operator.index(a) % ndim for a in entry))
+    return found[:-1], found[-1], keepdims
+
+
+def last(k):
+    """The last ``k`` axes, counted from the end."""
+    return tuple(range(-k, 0))
+
+
+def moved(x, source, destination):
+    """``np.moveaxis(x, source, destination)``, ``x`` itself where nothing moves."""
+    ndim = len(shape_of(x))
+    if [a % ndim for a in source] == [a % ndim for a in destination]:
+        return x
+    return np.moveaxis(x, source, destination)
+
+
+def _gufunc_keywords(ufunc, name, impl):
+    """``impl`` of the generalized ufunc ``ufunc``, taking its ``axes=``, ``axis=`` and
+    ``keepdims=``: each operand's core axes moved last, ``impl`` on them, and the output's
+    core axes moved back (or the contracted axes kept as size 1)."""
+
+    def gufunc_impl(*inputs, **keywords):
+        if not keywords:
             return impl(*inputs)
-        if axes is None:  # (NumPy refuses both, before dispatch)
-            axes = [(-1 if axis is None else axis,)] * nin
-        entries = [(a,) if isinstance(a, (int, np.integer)) else tuple(a) for a in axes]
-        moved = []
-        for x, core in zip(inputs, entries):
-            ndim = len(shape_of(x))
-            last = list(range(ndim - len(core), ndim))
-            moved.append(np.moveaxis(x, [int(a) % max(ndim, 1) for a in core], last))
-        out = impl(*moved)
-        core = entries[nin] if len(entries) > nin else ()
-        ndim = len(shape_of(out))
-        if core:
-            return np.moveaxis(out, list(range(ndim - len(core), ndim)),
-                               [int(a) % ndim for a in core])
-        if keepdims:
-            return np.expand_dims(out, int(entries[0][0]) % (ndim + 1))
-        return out
+        return _with_core_axes(ufunc, name, impl, inputs, keywords)
 
     gufunc_impl.__name__ = gufunc_impl.__qualname__ = impl.__name__
     return gufunc_impl
 
 
-_register(np, "vecdot", _gufunc_keywords("np.vecdot", vecdot_impl))
-_register(np, "matvec", _gufunc_keywords("np.matvec", matvec_impl))
-_register(np, "vecmat", _gufunc_keywords("np.vecmat", vecmat_impl))
+def _with_core_axes(ufunc, name, impl, inputs, keywords):
+    entries, out_axes, keepdims = core_axes(ufunc, name, inputs, keywords)
+    out = impl(*[moved(x, axes, last(len(axes))) for x, axes in zip(inputs, entries)])
+    if keepdims:
+        return np.expand_dims(out, out_axes)
+    return moved(out, last(len(out_axes)), out_axes)
+
+
+for _name, _impl in (("vecdot", vecdot_impl), ("matvec", matvec_impl),
+                     ("vecmat", vecmat_impl)):
+    _register(np, _name, _gufunc_keywords(getattr(np, _name, None), f"np.{_name}", _impl))
 _register(np.linalg, "vecdot", linalg_vecdot_impl)
 _register(np.linalg, "outer", linalg_outer_impl)
 _register(np.linalg, "tensordot", linalg_tensordot_impl)
@@ -199,7 +260,8 @@ def unstack_transpose(gs, ans, x, *, axis=0):
 
 
 _register(np, "astype", astype_impl)
-_register(np, "unstack", unstack_transpose, linear)
+if hasattr(np, "unstack"):
+    linear(np.unstack, unstack_transpose, batched=True)
 
 
 # ---------------------------------------------------------------------------- unique_*

@@ -41,7 +41,7 @@ def _split_along(g, sizes, axis, ndim):
 
 # ---------------------------------------------------------------------------- joining
 
-@rrule(np.concatenate)
+@rrule(np.concatenate, batched=True)
 def concatenate_rule(arrays, axis=0, **kwargs):
     ans = np.concatenate(arrays, axis=axis, **kwargs)
     shapes = [shape_of(a) for a in arrays]
@@ -58,7 +58,7 @@ def concatenate_rule(arrays, axis=0, **kwargs):
     return ans, concatenate_pullback
 
 
-@rrule(np.stack)
+@rrule(np.stack, batched=True)
 def stack_rule(arrays, axis=0, **kwargs):
     ans = np.stack(arrays, axis=axis, **kwargs)
     ndim = len(shape_of(ans))
@@ -103,7 +103,7 @@ composite(np.dstack, dstack_impl)
 composite(np.column_stack, column_stack_impl)
 
 
-@rrule(np.block)
+@rrule(np.block, batched=True)
 def block_rule(arrays):
     ans = np.block(arrays)
     ndim = len(shape_of(ans))
@@ -139,7 +139,7 @@ def _unblock(g, item, depth, ndim):
     return [_unblock(p, part, depth - 1, ndim) for p, part in zip(pieces, item)]
 
 
-@rrule(np.append)
+@rrule(np.append, batched=True)
 def append_rule(arr, values, axis=None):
     ans = np.append(arr, values, axis)
     shapes = [shape_of(arr), shape_of(values)]
@@ -176,8 +176,8 @@ def _split_impl(name, least, axis_of):
     return split_impl
 
 
-linear(np.split, split_transpose)
-linear(np.array_split, split_transpose)
+linear(np.split, split_transpose, batched=True)
+linear(np.array_split, split_transpose, batched=True)
 composite(np.hsplit, _split_impl("hsplit", 1, lambda ndim: 1 if ndim > 1 else 0))
 composite(np.vsplit, _split_impl("vsplit", 2, lambda ndim: 0))
 composite(np.dsplit, _split_impl("dsplit", 3, lambda ndim: 2))
@@ -185,7 +185,7 @@ composite(np.dsplit, _split_impl("dsplit", 3, lambda ndim: 2))
 
 # ---------------------------------------------------------------------------- building
 
-@rrule(np.meshgrid)
+@rrule(np.meshgrid, batched=True)
 def meshgrid_rule(*xi, indexing="xy", **kwargs):
     ans = np.meshgrid(*xi, indexing=indexing, **kwargs)
     ndim = len(xi)
@@ -213,10 +213,10 @@ def diagflat_transpose(g, ans, v, k=0):
     return np.reshape(g[..., rows, cols], batch_shape(g, 2) + shape)
 
 
-linear(np.diagflat, diagflat_transpose)
+linear(np.diagflat, diagflat_transpose, batched=True)
 
 
-@rrule(np.vander)
+@rrule(np.vander, batched=True)
 def vander_rule(x, N=None, increasing=False):
     ans = np.vander(x, N, increasing)
     N = shape_of(ans)[1]
@@ -233,7 +233,7 @@ def vander_rule(x, N=None, increasing=False):
     return ans, vander_pullback
 
 
-@rrule(np.linspace)
+@rrule(np.linspace, batched=True)
 def linspace_rule(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     # by keyword, and only those given (Dask's linspace has chunks= fifth, and no axis=)
     kw = ({} if endpoint else {"endpoint": False}) | ({"retstep": True} if retstep else {}) | (

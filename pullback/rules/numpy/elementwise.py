@@ -128,18 +128,6 @@ elementwise(np.logaddexp2, lambda ans, x, y: np.exp2(x - ans),
 elementwise(np.sqrt, lambda ans, x: 0.5 / ans, singular=True)  # sqrt'(0) = +inf
 
 
-@primitive
-def times_singular(g, local):
-    """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
-    singular row's cotangent under a nested derivative, recorded as a singular row itself
-    so that the next order keeps the rule (the engine calls it: backward.singular,
-    set in _wiring.py)."""
-    return np.where(g == 0, 0, g * local)
-
-
-elementwise(times_singular, lambda ans, g, local: local, lambda ans, g, local: g,
-            singular=True)
-
 elementwise(np.cbrt, lambda ans, x: 1 / (3 * ans * ans), singular=True)
 elementwise(np.square, lambda ans, x: 2 * x)
 elementwise(np.sin, lambda ans, x: np.cos(x))
@@ -195,14 +183,14 @@ def _extremum_rule(func, first):
     return extremum_rule
 
 
-rrule(np.maximum)(_extremum_rule(np.maximum, np.greater))
-rrule(np.minimum)(_extremum_rule(np.minimum, np.less))
+rrule(np.maximum, batched=True)(_extremum_rule(np.maximum, np.greater))
+rrule(np.minimum, batched=True)(_extremum_rule(np.minimum, np.less))
 # as maximum and minimum, but a NaN loses: fmax(x, nan) = x
-rrule(np.fmax)(_extremum_rule(np.fmax, lambda a, b: np.isnan(b) | np.greater(a, b)))
-rrule(np.fmin)(_extremum_rule(np.fmin, lambda a, b: np.isnan(b) | np.less(a, b)))
+rrule(np.fmax, batched=True)(_extremum_rule(np.fmax, lambda a, b: np.isnan(b) | np.greater(a, b)))
+rrule(np.fmin, batched=True)(_extremum_rule(np.fmin, lambda a, b: np.isnan(b) | np.less(a, b)))
 
 
-@rrule(np.copysign)
+@rrule(np.copysign, batched=True)
 def copysign_rule(x1, x2, /):
     def copysign_pullback(g):
         # copysign(x, y) = |x| sign(y): +-1 in x, abs'(0) = 0 (exactly 0 at x = 0), and
@@ -234,11 +222,11 @@ def _remainder_rule(func):
     return remainder_rule
 
 
-rrule(np.fmod)(_remainder_rule(np.fmod))
-rrule(np.remainder)(_remainder_rule(np.remainder))
+rrule(np.fmod, batched=True)(_remainder_rule(np.fmod))
+rrule(np.remainder, batched=True)(_remainder_rule(np.remainder))
 
 
-@rrule(np.heaviside)
+@rrule(np.heaviside, batched=True)
 def heaviside_rule(x1, x2, /):
     def heaviside_pullback(g):
         # heaviside(x, h0) is piecewise constant in x (a jump at 0: derivative 0 there too)
@@ -249,7 +237,7 @@ def heaviside_rule(x1, x2, /):
     return np.heaviside(x1, x2), heaviside_pullback
 
 
-@rrule(np.ldexp)
+@rrule(np.ldexp, batched=True)
 def ldexp_rule(x, n, /):
     def ldexp_pullback(g):
         # ldexp(x, n) = x * 2**n, the exponent n an integer (a constant); g * 2**n as one
@@ -259,7 +247,7 @@ def ldexp_rule(x, n, /):
     return np.ldexp(x, n), ldexp_pullback
 
 
-@rrule(np.nextafter)
+@rrule(np.nextafter, batched=True)
 def nextafter_rule(x1, x2, /):
     def nextafter_pullback(g):
         # x moved by one unit in the last place towards y: the identity in x, and piecewise
@@ -298,7 +286,7 @@ def i0_impl(x):
 composite(np.i0, i0_impl)
 
 
-@rrule(np.modf)
+@rrule(np.modf, batched=True)
 def modf_rule(x, /):
     # modf(x) = (fraction, whole): the whole part trunc(x) is piecewise constant, so the
     # fraction moves with x (derivative 1, as remainder's), at inf too (modf(inf) = (0, inf))
@@ -325,7 +313,7 @@ nondifferentiable(
 IMAG_UNIT = np.complex128(1j)
 
 
-@rrule(np.conjugate)
+@rrule(np.conjugate, batched=True)
 def conjugate_rule(x):
     def conjugate_pullback(g):
         return (np.conjugate(g),)
@@ -333,7 +321,7 @@ def conjugate_rule(x):
     return np.conjugate(x), conjugate_pullback
 
 
-@rrule(np.real)
+@rrule(np.real, batched=True)
 def real_rule(val):
     def real_pullback(g):
         return (g,)  # Re z moves with Re z only: the gradient g + 0i
@@ -341,7 +329,7 @@ def real_rule(val):
     return np.real(val), real_pullback
 
 
-@rrule(np.imag)
+@rrule(np.imag, batched=True)
 def imag_rule(val):
     complex_input = np.iscomplexobj(plain(val))
 
@@ -353,7 +341,7 @@ def imag_rule(val):
     return np.imag(val), imag_pullback
 
 
-@rrule(np.real_if_close)
+@rrule(np.real_if_close, batched=True)
 def real_if_close_rule(a, tol=100):
     ans = np.real_if_close(a, tol)
 
@@ -364,7 +352,7 @@ def real_if_close_rule(a, tol=100):
     return ans, real_if_close_pullback
 
 
-@rrule(np.angle)
+@rrule(np.angle, batched=True)
 def angle_rule(z, deg=False):
     complex_input = np.iscomplexobj(plain(z))
 
@@ -402,7 +390,7 @@ def sign_of_tracked(x, /):
 composite(np.sign, sign_of_tracked)
 
 if SIGN_IS_PHASE:
-    @rrule(complex_sign)
+    @rrule(complex_sign, batched=True)
     def complex_sign_rule(z, /):
         ans = complex_sign(z)
 
@@ -445,7 +433,7 @@ def nan_to_num_impl(x, copy=True, nan=0.0, posinf=None, neginf=None):
 composite(np.nan_to_num, nan_to_num_impl)
 
 
-@rrule(nan_to_num_copy)
+@rrule(nan_to_num_copy, batched=True)
 def nan_to_num_rule(x, nan=0.0, posinf=None, neginf=None):
     ans = nan_to_num_copy(x, nan, posinf, neginf)
 
@@ -471,7 +459,7 @@ def nan_to_num_rule(x, nan=0.0, posinf=None, neginf=None):
     return ans, nan_to_num_pullback
 
 
-@rrule(np.clip)
+@rrule(np.clip, batched=True)
 def clip_rule(a, a_min=None, a_max=None, **kwargs):
     a_min = kwargs.pop("min", a_min)
     a_max = kwargs.pop("max", a_max)

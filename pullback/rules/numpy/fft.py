@@ -141,7 +141,7 @@ for _func, _adjoint, _kind in [
     (_fft.rfft, _fft.irfft, "r2c"), (_fft.irfft, _fft.rfft, "c2r"),
     (_fft.ihfft, _fft.hfft, "r2c"), (_fft.hfft, _fft.ihfft, "c2r"),
 ]:
-    rrule(_func)(_rule_1d(_func, _adjoint_1d(_adjoint), _kind))
+    rrule(_func, batched=True)(_rule_1d(_func, _adjoint_1d(_adjoint), _kind))
 
 for _func, _adjoint, _kind, _axes in [
     (_fft.fft2, _fft.ifftn, "c2c", (-2, -1)), (_fft.ifft2, _fft.fftn, "c2c", (-2, -1)),
@@ -149,7 +149,7 @@ for _func, _adjoint, _kind, _axes in [
     (_fft.rfft2, _fft.irfftn, "r2c", (-2, -1)), (_fft.irfft2, _fft.rfftn, "c2r", (-2, -1)),
     (_fft.rfftn, _fft.irfftn, "r2c", None), (_fft.irfftn, _fft.rfftn, "c2r", None),
 ]:
-    rrule(_func)(_rule_nd(_func, _adjoint_nd(_adjoint), _kind, _axes))
+    rrule(_func, batched=True)(_rule_nd(_func, _adjoint_nd(_adjoint), _kind, _axes))
 
 
 def _shift_transpose(inverse):
@@ -168,5 +168,5 @@ def _shift_transpose(inverse):
     return shift_transpose
 
 
-linear(_fft.fftshift, _shift_transpose(_fft.ifftshift))
-linear(_fft.ifftshift, _shift_transpose(_fft.fftshift))
+linear(_fft.fftshift, _shift_transpose(_fft.ifftshift), batched=True)
+linear(_fft.ifftshift, _shift_transpose(_fft.fftshift), batched=True)

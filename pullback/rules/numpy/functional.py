@@ -159,7 +159,7 @@ def apply_over_axes_of_tracked(func, a, axes):
 
 # ---------------------------------------------------------------------------- unwrap
 
-@rrule(np.unwrap)
+@rrule(np.unwrap, batched=True)
 def unwrap_rule(p, discont=None, axis=-1, *, period=2 * np.pi):
     ans = np.unwrap(p, discont, axis, period=period)
 

@@ -201,7 +201,7 @@ def index_add_transpose(ct, ans, g, index, shape):
     return _batch_first(_numpy_layout(_batch_last(ct, nb)[items], front), nb)
 
 
-linear(index_add, index_add_transpose)
+linear(index_add, index_add_transpose, batched=True)
 
 
 def _scatter(items, front, shape, out_ndim):
@@ -246,7 +246,7 @@ def _basic(index):
                                             for i in index)
 
 
-@rrule(getitem)
+@rrule(getitem, batched=True)
 def getitem_rule(x, index):
     if x.__class__ is np.ndarray and _basic(index):  # the common case: x[i], x[:, 0]
         ans = x[index]
@@ -299,7 +299,7 @@ def _reads_flat(axis, shape):
     return True
 
 
-@rrule(np.take)
+@rrule(np.take, batched=True)
 def take_rule(a, indices, axis=None, out=None, mode="raise"):
     shape = shape_of(a)
     flat = _reads_flat(axis, shape)
@@ -324,7 +324,7 @@ def take_rule(a, indices, axis=None, out=None, mode="raise"):
     return ans, take_pullback
 
 
-@rrule(np.take_along_axis)
+@rrule(np.take_along_axis, batched=True)
 def take_along_axis_rule(arr, indices, axis=-1):
     shape = shape_of(arr)
     if axis is None:
@@ -345,7 +345,7 @@ def take_along_axis_rule(arr, indices, axis=-1):
     return ans, take_along_axis_pullback
 
 
-@rrule(np.compress)
+@rrule(np.compress, batched=True)
 def compress_rule(condition, a, axis=None, out=None):
     taken = np.flatnonzero(plain(condition))
     if _reads_flat(axis, shape_of(a)):
@@ -359,7 +359,7 @@ def compress_rule(condition, a, axis=None, out=None):
     return ans, compress_pullback
 
 
-@rrule(np.extract)
+@rrule(np.extract, batched=True)
 def extract_rule(condition, arr):
     ans, scatter = _flat_gather(arr, np.flatnonzero(plain(condition)))
 
@@ -375,7 +375,7 @@ def _zero(g):
     return zero_of(g)
 
 
-@rrule(np.choose)
+@rrule(np.choose, batched=True)
 def choose_rule(a, choices, out=None, mode="raise"):
     ans = np.choose(a, choices) if mode == "raise" else np.choose(a, choices, mode=mode)
     which = np.asarray(plain(a))
@@ -401,7 +401,7 @@ def choose_rule(a, choices, out=None, mode="raise"):
     return ans, choose_pullback
 
 
-@rrule(np.select)
+@rrule(np.select, batched=True)
 def select_rule(condlist, choicelist, default=0):
     ans = np.select(condlist, choicelist, default)
     conds = [np.asarray(plain(c), dtype=bool) for c in condlist]
@@ -416,7 +416,7 @@ def select_rule(condlist, choicelist, default=0):
     return ans, select_pullback
 
 
-@rrule(np.where)
+@rrule(np.where, batched=True)
 def where_rule(condition, x=None, y=None):
     if x is None and y is None:
         return np.nonzero(plain(condition)), None
@@ -469,8 +469,8 @@ def diag_transpose(g, ans, v, k=0):
     return _diagonal_scatter(shape, k, 0, 1)(g)
 
 
-linear(np.diagonal, diagonal_transpose)
-linear(np.diag, diag_transpose)
+linear(np.diagonal, diagonal_transpose, batched=True)
+linear(np.diag, diag_transpose, batched=True)
 # a triangle of a matrix (or of a 1-d array broadcast to rows): its own transpose
-linear(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
-linear(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+linear(np.tril, lambda g, ans, m, k=0: np.tril(g, k), batched=True)
+linear(np.triu, lambda g, ans, m, k=0: np.triu(g, k), batched=True)

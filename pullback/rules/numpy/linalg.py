@@ -4,6 +4,8 @@ determinants and solves; decompositions are in linalg_decomp, norms in linalg_no
 Every pullback counts matrix axes from the end, so a cotangent with leading batch axes
 (and stacked matrices, ``(..., m, n)``) goes through the same code. Complex matrices follow
 the ChainRules convention: the cotangent of ``a @ b`` is ``g @ b^H``, not ``g @ b^T``.
+np.matmul's ``axes=`` (the gufunc's keyword) is the product of the operands with their core
+axes moved last, its own moved back (``array_api.core_axes`` reads the keyword).
 """
 
 import math
@@ -33,6 +35,7 @@ from ._linalg import (
     svdvals_vjp,
     uncolumns,
 )
+from .array_api import core_axes, last, moved
 
 nondifferentiable(np.linalg.matrix_rank)
 
@@ -71,15 +74,42 @@ def _matmul_vjp(g, a, b, a_nd, b_nd):
     return matmul_a, matmul_b
 
 
-def matmul_rule(a, b):
+def matmul_rule(a, b, **keywords):
     if type(a) in _LISTS or type(b) in _LISTS:  # np.linalg.matmul of a list: the pullback
         a, b = as_array(a), as_array(b)  # transposes it (a check, not a call: a hot rule)
+    if keywords:  # the gufunc's axes=
+        return _matmul_axes(a, b, keywords)
     a_nd, b_nd = len(shape_of(a)), len(shape_of(b))
 
     def matmul_pullback(g):
         return _matmul_vjp(g, a, b, a_nd, b_nd)
 
     return np.matmul(a, b), matmul_pullback
+
+
+def _matmul_axes(a, b, keywords):
+    """np.matmul(a, b, axes=...): the product of a and b with their core axes moved last,
+    and its own moved where ``axes`` puts them; the pullback moves the cotangent's core
+    axes last, and the cotangents' back (counted from the end: batch axes come first)."""
+    (axes_a, axes_b), axes_out, _ = core_axes(np.matmul, "np.matmul", (a, b), keywords)
+    from_a = tuple(k - len(shape_of(a)) for k in axes_a)
+    from_b = tuple(k - len(shape_of(b)) for k in axes_b)
+    product, pullback = matmul_rule(moved(a, from_a, last(len(from_a))),
+                                    moved(b, from_b, last(len(from_b))))
+    to = tuple(k - len(shape_of(product)) for k in axes_out)
+
+    def matmul_axes_pullback(g):
+        ga, gb = pullback(moved(g, to, last(len(to))))
+
+        def matmul_axes_a():
+            return moved(ga(), last(len(from_a)), from_a)
+
+        def matmul_axes_b():
+            return moved(gb(), last(len(from_b)), from_b)
+
+        return matmul_axes_a, matmul_axes_b
+
+    return moved(product, last(len(to)), to), matmul_axes_pullback
 
 
 def _real_matrices(a, b):  # the common case: g @ b.T and a.T @ g, recorded as a row
@@ -118,10 +148,10 @@ for _product, _rule in ((np.matmul, matmul_rule), (np.dot, dot_rule),
                         (getattr(np.linalg, "matmul", None), matmul_rule)):
     if _product is not None:
         bilinear(_product, _rule, _real_matrices, lambda g, a, b: np.matmul(g, b.T),
-                 lambda g, a, b: np.matmul(a.T, g))
+                 lambda g, a, b: np.matmul(a.T, g), batched=True)
 
 
-@rrule(np.linalg.multi_dot)
+@rrule(np.linalg.multi_dot, batched=True)
 def multi_dot_rule(arrays, *, out=None):
     ans = np.linalg.multi_dot(arrays)
     first_vector = len(shape_of(arrays[0])) == 1
@@ -154,7 +184,7 @@ def multi_dot_rule(arrays, *, out=None):
     return ans, multi_dot_pullback
 
 
-@rrule(np.linalg.matrix_power)
+@rrule(np.linalg.matrix_power, batched=True)
 def matrix_power_rule(a, n):
     ans = np.linalg.matrix_power(a, n)
 
@@ -179,7 +209,7 @@ def matrix_power_rule(a, n):
 
 # ---------------------------------------------------------------------------- inverses
 
-@rrule(np.linalg.inv)
+@rrule(np.linalg.inv, batched=True)
 def inv_rule(a):
     ans = np.linalg.inv(a)
 
@@ -201,7 +231,7 @@ def _pinv_vjp(a, x, g):
             + right - np.matmul(np.matmul(right, x), a))
 
 
-@rrule(np.linalg.pinv)
+@rrule(np.linalg.pinv, batched=True)
 def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
     if rcond is not None:  # NumPy 1.26 takes no None: its default is 1e-15
         kwargs["rcond"] = rcond
@@ -218,7 +248,7 @@ def pinv_rule(a, rcond=None, hermitian=False, **kwargs):
     return ans, pinv_pullback
 
 
-@rrule(np.linalg.tensorinv)
+@rrule(np.linalg.tensorinv, batched=True)
 def tensorinv_rule(a, ind=2):
     ans = np.linalg.tensorinv(a, ind)
     shape = shape_of(a)
@@ -236,7 +266,7 @@ def tensorinv_rule(a, ind=2):
 
 # ---------------------------------------------------------------------------- determinants
 
-@rrule(np.linalg.det)
+@rrule(np.linalg.det, batched=True)
 def det_rule(a):
     ans = np.linalg.det(a)
 
@@ -246,7 +276,7 @@ def det_rule(a):
     return ans, det_pullback
 
 
-@rrule(np.linalg.slogdet)
+@rrule(np.linalg.slogdet, batched=True)
 def slogdet_rule(a):
     ans = np.linalg.slogdet(a)
 
@@ -283,7 +313,7 @@ def slogdet_rule(a):
 
 # ---------------------------------------------------------------------------- solves
 
-@rrule(np.linalg.solve)
+@rrule(np.linalg.solve, batched=True)
 def solve_rule(a, b):
     ans = np.linalg.solve(a, b)
     # b was a (stack of) vector(s) where the solution lost a's last axis: NumPy 2 reads only
@@ -296,7 +326,7 @@ def solve_rule(a, b):
     return ans, solve_pullback
 
 
-@rrule(np.linalg.tensorsolve)
+@rrule(np.linalg.tensorsolve, batched=True)
 def tensorsolve_rule(a, b, axes=None):
     a_shape = shape_of(a)
     nd = len(a_shape)
@@ -322,7 +352,7 @@ def tensorsolve_rule(a, b, axes=None):
     return ans, tensorsolve_pullback
 
 
-@rrule(np.linalg.lstsq)
+@rrule(np.linalg.lstsq, batched=True)
 def lstsq_rule(a, b, *rcond, **kwargs):
     # rcond only where the caller gave it: NumPy 1.26 and 2 have different defaults
     ans = np.linalg.lstsq(a, b, *rcond, **kwargs)

@@ -41,7 +41,7 @@ from ._linalg import (
 
 # ---------------------------------------------------------------------------- cholesky
 
-@rrule(np.linalg.cholesky)
+@rrule(np.linalg.cholesky, batched=True)
 def cholesky_rule(a, *, upper=False):
     # upper is NumPy 2's keyword: passed only where the caller asks for it
     ans = np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
@@ -73,7 +73,7 @@ def _qr_wide_vjp(a, q, r, gq, gr):
     return np.concatenate([ga1, np.matmul(q, gv)], axis=-1)
 
 
-@rrule(np.linalg.qr)
+@rrule(np.linalg.qr, batched=True)
 def qr_rule(a, mode="reduced"):
     m, n = shape_of(a)[-2:]
     if mode == "raw" or (mode == "complete" and m > n):
@@ -98,7 +98,7 @@ def qr_rule(a, mode="reduced"):
 
 # ---------------------------------------------------------------------------- eigenproblems
 
-@rrule(np.linalg.eigh)
+@rrule(np.linalg.eigh, batched=True)
 def eigh_rule(a, UPLO="L"):
     ans = np.linalg.eigh(a, UPLO)
 
@@ -109,7 +109,7 @@ def eigh_rule(a, UPLO="L"):
     return ans, eigh_pullback
 
 
-@rrule(np.linalg.eigvalsh)
+@rrule(np.linalg.eigvalsh, batched=True)
 def eigvalsh_rule(a, UPLO="L"):
     ans = np.linalg.eigvalsh(a, UPLO)
 
@@ -149,7 +149,7 @@ def _solve_eigenvectors(v, b, what):
         ) from None
 
 
-@rrule(np.linalg.eig)
+@rrule(np.linalg.eig, batched=True)
 def eig_rule(a):
     ans = np.linalg.eig(a)
 
@@ -159,7 +159,7 @@ def eig_rule(a):
     return ans, eig_pullback
 
 
-@rrule(np.linalg.eigvals)
+@rrule(np.linalg.eigvals, batched=True)
 def eigvals_rule(a):
     ans = np.linalg.eigvals(a)
 
@@ -250,7 +250,7 @@ def _fold_complement(x, gx, k):
     return xk, gk - np.matmul(xr, np.matmul(H(gr), xk))
 
 
-@rrule(np.linalg.svd)
+@rrule(np.linalg.svd, batched=True)
 def svd_rule(a, full_matrices=True, compute_uv=True, hermitian=False):
     # the defaults are not passed on: Dask's svd takes neither compute_uv= nor hermitian=
     kw = ({} if compute_uv else {"compute_uv": False}) | (

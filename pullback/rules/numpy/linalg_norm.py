@@ -86,7 +86,7 @@ def _norm_pullback(x, ans, axes, keepdims, direction, selects=False):
     return norm_pullback
 
 
-@rrule(np.linalg.norm)
+@rrule(np.linalg.norm, batched=True)
 def norm_rule(x, ord=None, axis=None, keepdims=False):
     ans = np.linalg.norm(x, ord, axis, keepdims)
     nd = len(shape_of(x))
@@ -126,7 +126,7 @@ def matrix_norm_rule(x, *, keepdims=False, ord="fro"):
                                ord in _SELECTING["matrix"])
 
 
-@rrule(np.linalg.cond)
+@rrule(np.linalg.cond, batched=True)
 def cond_rule(x, p=None):
     ans = np.linalg.cond(x, p)
     nd = len(shape_of(x))

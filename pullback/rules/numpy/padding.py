@@ -52,7 +52,7 @@ def _pad_axis(x, ax, before, after):
     return np.pad(x, widths)
 
 
-@rrule(np.pad)
+@rrule(np.pad, batched=True)
 def pad_rule(array, pad_width, mode="constant", **kwargs):
     if callable(mode):
         raise NoRuleError("pullback: np.pad with a function as mode has no rule; pad with a "
@@ -154,7 +154,7 @@ def _selected(region, mode):
 
 # ---------------------------------------------------------------------------- differences
 
-@rrule(np.diff)
+@rrule(np.diff, batched=True)
 def diff_rule(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     # prepend= and append= only when given: Dask's diff takes np._NoValue for a value
     ans = np.diff(a, n, axis, **{k: v for k, v in (("prepend", prepend), ("append", append))
@@ -182,7 +182,7 @@ def diff_rule(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return ans, diff_pullback
 
 
-@rrule(np.ediff1d)
+@rrule(np.ediff1d, batched=True)
 def ediff1d_rule(ary, to_end=None, to_begin=None):
     ans = np.ediff1d(ary, to_end, to_begin)
     shapes = [shape_of(x) if x is not None else (0,) for x in (ary, to_begin)]
@@ -237,7 +237,7 @@ def _gradient_transpose(g, weights, ax):
     return total
 
 
-@rrule(np.gradient)
+@rrule(np.gradient, batched=True)
 def gradient_rule(f, *varargs, axis=None, edge_order=1):
     """Derivatives with respect to f and scalar spacings (out = gradient(f, 1) / h); sample
     coordinates given as arrays are constants."""

@@ -95,7 +95,7 @@ def _einsum_vjp(ins, out, operands, free, optimize=False, shapes=None):
     return einsum_vjp
 
 
-@rrule(np.einsum)
+@rrule(np.einsum, batched=True)
 def einsum_rule(*args, **kwargs):
     ans = np.einsum(*args, **kwargs)
     subscripts, positions = _einsum_subscripts(args)
@@ -118,7 +118,7 @@ def einsum_rule(*args, **kwargs):
 
 # ---------------------------------------------------------------------------- einsums
 
-@rrule(np.tensordot)
+@rrule(np.tensordot, batched=True)
 def tensordot_rule(a, b, axes=2):
     ans = np.tensordot(a, b, axes)
     na, nb = len(shape_of(a)), len(shape_of(b))
@@ -138,7 +138,7 @@ def tensordot_rule(a, b, axes=2):
     return ans, tensordot_pullback
 
 
-@rrule(np.inner)
+@rrule(np.inner, batched=True)
 def inner_rule(a, b):
     ans = np.inner(a, b)
     na, nb = len(shape_of(a)), len(shape_of(b))
@@ -154,7 +154,7 @@ def inner_rule(a, b):
     return ans, inner_pullback
 
 
-@rrule(np.outer)
+@rrule(np.outer, batched=True)
 def outer_rule(a, b):
     ans = np.outer(a, b)
     shapes = [shape_of(a), shape_of(b)]
@@ -166,7 +166,7 @@ def outer_rule(a, b):
     return ans, outer_pullback
 
 
-@rrule(np.kron)
+@rrule(np.kron, batched=True)
 def kron_rule(a, b):
     ans = np.kron(a, b)
     sa, sb = shape_of(a), shape_of(b)
@@ -185,7 +185,7 @@ def kron_rule(a, b):
     return ans, kron_pullback
 
 
-@rrule(np.vdot)
+@rrule(np.vdot, batched=True)
 def vdot_rule(a, b):
     # vdot(a, b) = sum(conj(a) * b) over the flattened arrays: antilinear in a
     def vdot_pullback(g):
@@ -205,7 +205,7 @@ def vdot_rule(a, b):
 
 # ---------------------------------------------------------------------------- cross
 
-@rrule(np.cross)
+@rrule(np.cross, batched=True)
 def cross_rule(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     ans = np.cross(a, b, axisa, axisb, axisc, axis)
     if axis is not None:
@@ -267,7 +267,7 @@ def _convolve_vjp(g, a, v, mode, size):
     return convolve_a, convolve_v
 
 
-@rrule(np.convolve)
+@rrule(np.convolve, batched=True)
 def convolve_rule(a, v, mode="full"):
     ans = np.convolve(a, v, mode)
 
@@ -277,7 +277,7 @@ def convolve_rule(a, v, mode="full"):
     return ans, convolve_pullback
 
 
-@rrule(np.correlate)
+@rrule(np.correlate, batched=True)
 def correlate_rule(a, v, mode="valid"):
     # correlate(a, v) = convolve(a, conj(v[::-1]))
     ans = np.correlate(a, v, mode)
@@ -350,7 +350,7 @@ def _pad_axis(x, ax, before, after):
 NO_XP = not_implemented("the sample points xp")
 
 
-@rrule(np.interp)
+@rrule(np.interp, batched=True)
 def interp_rule(x, xp, fp, left=None, right=None, period=None):
     """Derivatives with respect to fp, x (the slope: at a knot, that of the interval to its
     right, at the last knot to its left; zero outside the knots), left and right. The knots
@@ -415,7 +415,7 @@ def _interp_knots(x, xp, period):
 
 # ---------------------------------------------------------------------------- polynomials
 
-@rrule(np.polyval)
+@rrule(np.polyval, batched=True)
 def polyval_rule(p, x):
     ans = np.polyval(p, x)
     n = shape_of(plain(p))[0]  # (len of an np.poly1d is its order)

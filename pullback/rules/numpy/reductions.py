@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..._engine.registry import reduction  # the library's own form (registry.Reduction)
+from ..._engine.register import reduction
 from ...extend import is_complex, is_foreign, on_backend, plain, rrule, shape_of, ufunc_method
 from .._util import conj_if_complex, normalize_axes, unreduce, zero_of
 from .scans import _cumprod_vjp, _no_out
@@ -69,8 +69,8 @@ def _sum_rule(func, nan):
     return sum_rule
 
 
-rrule(np.sum)(_sum_rule(np.sum, nan=False))
-rrule(np.nansum)(_sum_rule(np.nansum, nan=True))
+rrule(np.sum, batched=True)(_sum_rule(np.sum, nan=False))
+rrule(np.nansum, batched=True)(_sum_rule(np.nansum, nan=True))
 
 
 def _mean_rule(func, nan):
@@ -89,11 +89,11 @@ def _mean_rule(func, nan):
     return mean_rule
 
 
-rrule(np.mean)(_mean_rule(np.mean, nan=False))
-rrule(np.nanmean)(_mean_rule(np.nanmean, nan=True))
+rrule(np.mean, batched=True)(_mean_rule(np.mean, nan=False))
+rrule(np.nanmean, batched=True)(_mean_rule(np.nanmean, nan=True))
 
 
-@rrule(np.average)
+@rrule(np.average, batched=True)
 def average_rule(a, axis=None, weights=None, returned=False, *, keepdims=False):
     ans = np.average(a, axis=axis, weights=weights, returned=returned, keepdims=keepdims)
     shape = shape_of(a)
@@ -183,10 +183,10 @@ def _var_rule(func, nan, root):
     return var_rule
 
 
-rrule(np.var)(_var_rule(np.var, nan=False, root=False))
-rrule(np.std)(_var_rule(np.std, nan=False, root=True))
-rrule(np.nanvar)(_var_rule(np.nanvar, nan=True, root=False))
-rrule(np.nanstd)(_var_rule(np.nanstd, nan=True, root=True))
+rrule(np.var, batched=True)(_var_rule(np.var, nan=False, root=False))
+rrule(np.std, batched=True)(_var_rule(np.std, nan=False, root=True))
+rrule(np.nanvar, batched=True)(_var_rule(np.nanvar, nan=True, root=False))
+rrule(np.nanstd, batched=True)(_var_rule(np.nanstd, nan=True, root=True))
 
 
 # ---------------------------------------------------------------------------- max, min, ptp
@@ -252,9 +252,9 @@ def _extremum_rule(func, nan):
 # np.amax and np.amin are separate functions from np.max and np.min in NumPy 2
 _ALIASES = {np.amax: np.max, np.amin: np.min}
 for _f in (np.max, np.amax, np.min, np.amin):
-    rrule(_f)(_extremum_rule(_f, nan=False))
+    rrule(_f, batched=True)(_extremum_rule(_f, nan=False))
 for _f in (np.nanmax, np.nanmin):
-    rrule(_f)(_extremum_rule(_f, nan=True))
+    rrule(_f, batched=True)(_extremum_rule(_f, nan=True))
 
 
 # ---------------------------------------------------------------------------- the rows
@@ -318,7 +318,7 @@ for _f in (np.min, np.amin):
     reduction(_f, _row_reduce(np.minimum.reduce, "efdg"), _extremum_vjp)
 
 
-@rrule(np.ptp)
+@rrule(np.ptp, batched=True)
 def ptp_rule(a, axis=None, out=None, keepdims=False):
     _no_out(np.ptp, out)
     ans = np.ptp(a, axis=axis, **({"keepdims": True} if keepdims else {}))  # (Dask)
@@ -369,8 +369,8 @@ def _prod_rule(func, nan):
     return prod_rule
 
 
-rrule(np.prod)(_prod_rule(np.prod, nan=False))
-rrule(np.nanprod)(_prod_rule(np.nanprod, nan=True))
+rrule(np.prod, batched=True)(_prod_rule(np.prod, nan=False))
+rrule(np.nanprod, batched=True)(_prod_rule(np.nanprod, nan=True))
 
 
 def _others_product_vjp(x, axis, g):
@@ -396,7 +396,7 @@ def _others_product_vjp(x, axis, g):
 
 # ---------------------------------------------------------------------------- trace
 
-@rrule(np.trace)
+@rrule(np.trace, batched=True)
 def trace_rule(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _no_out(np.trace, out)
     ans = np.trace(a, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype)

@@ -118,10 +118,10 @@ def _cumprod_vjp(x, y, g):
     return np.where(before, divided, np.where(at, inner, x_first * inner))
 
 
-rrule(np.cumsum)(_scan_rule(np.cumsum, _cumsum_vjp))
-rrule(np.nancumsum)(_scan_rule(np.nancumsum, _cumsum_vjp, nan=True))
-rrule(np.cumprod)(_scan_rule(np.cumprod, _cumprod_vjp))
-rrule(np.nancumprod)(_scan_rule(np.nancumprod, _cumprod_vjp, nan=True))
+rrule(np.cumsum, batched=True)(_scan_rule(np.cumsum, _cumsum_vjp))
+rrule(np.nancumsum, batched=True)(_scan_rule(np.nancumsum, _cumsum_vjp, nan=True))
+rrule(np.cumprod, batched=True)(_scan_rule(np.cumprod, _cumprod_vjp))
+rrule(np.nancumprod, batched=True)(_scan_rule(np.nancumprod, _cumprod_vjp, nan=True))
 
 
 def _cumulative_rule(func, vjp):
@@ -137,8 +137,8 @@ def _cumulative_rule(func, vjp):
 
 
 if hasattr(np, "cumulative_sum"):  # NumPy 2.1 and later
-    rrule(np.cumulative_sum)(_cumulative_rule(np.cumulative_sum, _cumsum_vjp))
-    rrule(np.cumulative_prod)(_cumulative_rule(np.cumulative_prod, _cumprod_vjp))
+    rrule(np.cumulative_sum, batched=True)(_cumulative_rule(np.cumulative_sum, _cumsum_vjp))
+    rrule(np.cumulative_prod, batched=True)(_cumulative_rule(np.cumulative_prod, _cumprod_vjp))
 
 
 def _accumulate_method(func):
@@ -154,7 +154,7 @@ ufunc_method(np.multiply, "accumulate")(_accumulate_method(np.cumprod))
 
 # ---------------------------------------------------------------------------- running extrema
 
-def _same(a, b):
+def _equal_or_both_nan(a, b):
     """Elementwise a == b, with NaN equal to NaN."""
     return np.equal(a, b) | (np.isnan(a) & np.isnan(b))
 
@@ -169,8 +169,9 @@ def _running_extremum_vjp(x, y, g):
     to i, x[j] gets sum of g[i] / c[i] over the i >= j in its run. The masks are constants,
     so this is linear in ``g`` and exact to every order (the second derivative is 0)."""
     xp, yp = plain(x), plain(y)
-    hit = _same(xp, yp)
-    start = np.concatenate([np.ones_like(hit[..., :1]), ~_same(yp[..., 1:], yp[..., :-1])], -1)
+    hit = _equal_or_both_nan(xp, yp)
+    new_run = ~_equal_or_both_nan(yp[..., 1:], yp[..., :-1])
+    start = np.concatenate([np.ones_like(hit[..., :1]), new_run], -1)
     hits = np.cumsum(hit, axis=-1)
     count = hits - np.maximum.accumulate(np.where(start, hits - hit, 0), axis=-1)
     after = _reverse_cumsum(g / count)  # sum of g[i] / c[i] over i >= j
@@ -206,7 +207,7 @@ def _running_extremum(ufunc):
 
         return ans, running_extremum_pullback
 
-    rrule(prim)(running_extremum_rule)
+    rrule(prim, batched=True)(running_extremum_rule)
 
     def extremum_accumulate(a, axis=0, dtype=None):  # (the engine takes out=)
         return prim(a, axis, dtype)
@@ -254,7 +255,7 @@ def _reduceat_transpose(g, ans, a, indices, axis=0, dtype=None):
     return np.moveaxis(ct, -1, axis % len(shape_of(a)) - len(shape_of(a)))
 
 
-linear(add_reduceat, _reduceat_transpose)
+linear(add_reduceat, _reduceat_transpose, batched=True)
 
 
 @ufunc_method(np.add, "reduceat")

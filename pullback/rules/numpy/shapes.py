@@ -9,11 +9,11 @@ general rule.
 import numpy as np
 
 from ..._engine.core import memory
+from ..._engine.writes import base_and_geometry
 from ...extend import astype, composite, is_foreign, linear, on_backend, plain, rrule, shape_of
 from .._util import batch_shape, normalize_axes
 from .indexing import index_add
 from .strided import as_strided
-from .writes import _view_of
 
 
 def _from_end(axis, ndim):
@@ -77,8 +77,8 @@ def ravel_transpose(g, ans, a, order="C"):
     return _reshape_back(g, shape, 1)
 
 
-linear(np.reshape, reshape_transpose)
-linear(np.ravel, ravel_transpose)
+linear(np.reshape, reshape_transpose, batched=True)
+linear(np.ravel, ravel_transpose, batched=True)
 
 
 # ---------------------------------------------------------------------------- transposing
@@ -110,16 +110,16 @@ def rollaxis_transpose(g, ans, a, axis, start=0):
     return _transpose_back(g, perm)
 
 
-linear(np.transpose, transpose_transpose)
-linear(np.swapaxes, swapaxes_transpose)
-linear(np.moveaxis, moveaxis_transpose)
-linear(np.rollaxis, rollaxis_transpose)
+linear(np.transpose, transpose_transpose, batched=True)
+linear(np.swapaxes, swapaxes_transpose, batched=True)
+linear(np.moveaxis, moveaxis_transpose, batched=True)
+linear(np.rollaxis, rollaxis_transpose, batched=True)
 
 
 # ---------------------------------------------------------------------------- adding axes
 
-linear(np.expand_dims, reshaping_transpose)
-linear(np.squeeze, reshaping_transpose)
+linear(np.expand_dims, reshaping_transpose, batched=True)
+linear(np.squeeze, reshaping_transpose, batched=True)
 
 
 def _atleast_rule(func):
@@ -145,16 +145,16 @@ def _atleast_rule(func):
 
 
 for _f in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
-    rrule(_f)(_atleast_rule(_f))
+    rrule(_f, batched=True)(_atleast_rule(_f))
 
 # broadcasting, copying and casting: the engine sums the broadcast axes away and casts the
 # cotangent back to the input's dtype
-linear(np.broadcast_to, lambda g, ans, array, shape, subok=False: g)
-linear(np.copy, lambda g, ans, a, *args, **kwargs: g)
-linear(astype, lambda g, ans, x, dtype: g)
+linear(np.broadcast_to, lambda g, ans, array, shape, subok=False: g, batched=True)
+linear(np.copy, lambda g, ans, a, *args, **kwargs: g, batched=True)
+linear(astype, lambda g, ans, x, dtype: g, batched=True)
 
 
-@rrule(np.broadcast_arrays)
+@rrule(np.broadcast_arrays, batched=True)
 def broadcast_arrays_rule(*args, subok=False):
     ans = np.broadcast_arrays(*args)
 
@@ -198,9 +198,9 @@ def flipud_impl(m):
     return np.flip(m, 0)
 
 
-linear(np.flip, flip_transpose)
-linear(np.roll, roll_transpose)
-linear(np.rot90, rot90_transpose)
+linear(np.flip, flip_transpose, batched=True)
+linear(np.roll, roll_transpose, batched=True)
+linear(np.rot90, rot90_transpose, batched=True)
 composite(np.fliplr, fliplr_impl)
 composite(np.flipud, flipud_impl)
 
@@ -246,8 +246,8 @@ def _sum_repeats(g, counts, ax):
     return np.moveaxis(back, 0, p)
 
 
-linear(np.tile, tile_transpose)
-linear(np.repeat, repeat_transpose)
+linear(np.tile, tile_transpose, batched=True)
+linear(np.repeat, repeat_transpose, batched=True)
 
 
 # ---------------------------------------------------------------------------- windows
@@ -278,7 +278,7 @@ def sliding_window_view_impl(x, window_shape, axis=None, *, subok=False, writeab
         shape = shape[:a] + (shape[a] - w + 1,) + shape[a + 1:]
     v = memory(x)
     if isinstance(v, np.ndarray) and (v.flags.c_contiguous or v.flags.f_contiguous
-                                      or _view_of(x) is not None):
+                                      or base_and_geometry(x) is not None):
         # NumPy's view of the same memory (a write into x shows through it, and a write into
         # it reaches x when writeable=True), through pullback's as_strided
         strides = v.strides + tuple(v.strides[a] for a in axes)

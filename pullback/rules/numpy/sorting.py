@@ -74,7 +74,7 @@ def _share_ties(g, ordered):
     return np.where(nan | up & down, np.nan, total) / (last - first + 1)
 
 
-@rrule(np.sort)
+@rrule(np.sort, batched=True)
 def sort_rule(a, axis=-1, kind=None, order=None, *, stable=None):
     kw = {} if stable is None else {"stable": stable}  # NumPy 2's keyword
     ans = np.sort(a, axis=axis, kind=kind, **kw)
@@ -94,7 +94,7 @@ def sort_rule(a, axis=-1, kind=None, order=None, *, stable=None):
     return ans, sort_pullback
 
 
-@rrule(np.partition)
+@rrule(np.partition, batched=True)
 def partition_rule(a, kth, axis=-1, kind="introselect", order=None):
     ans = np.partition(a, kth, axis=axis, kind=kind)
 
@@ -213,12 +213,12 @@ def _median_rule(func, nan):
     return median_rule
 
 
-rrule(np.quantile)(_quantile_rule(np.quantile, nan=False))
-rrule(np.nanquantile)(_quantile_rule(np.nanquantile, nan=True))
-rrule(np.percentile)(_quantile_rule(np.percentile, nan=False, scale=100.0))
-rrule(np.nanpercentile)(_quantile_rule(np.nanpercentile, nan=True, scale=100.0))
-rrule(np.median)(_median_rule(np.median, nan=False))
-rrule(np.nanmedian)(_median_rule(np.nanmedian, nan=True))
+rrule(np.quantile, batched=True)(_quantile_rule(np.quantile, nan=False))
+rrule(np.nanquantile, batched=True)(_quantile_rule(np.nanquantile, nan=True))
+rrule(np.percentile, batched=True)(_quantile_rule(np.percentile, nan=False, scale=100.0))
+rrule(np.nanpercentile, batched=True)(_quantile_rule(np.nanpercentile, nan=True, scale=100.0))
+rrule(np.median, batched=True)(_median_rule(np.median, nan=False))
+rrule(np.nanmedian, batched=True)(_median_rule(np.nanmedian, nan=True))
 
 
 # ---------------------------------------------------------------------------- unique

@@ -157,7 +157,7 @@ composite(np.corrcoef, corrcoef_impl)
 
 # ---------------------------------------------------------------------------- bincount
 
-@rrule(np.bincount)
+@rrule(np.bincount, batched=True)
 def bincount_rule(x, weights=None, minlength=0):
     # out[j] = sum of weights[i] over x[i] = j: linear in the weights
     ans = np.bincount(x, weights, minlength)
@@ -185,7 +185,7 @@ NO_COMPLEX_SAMPLE = not_implemented(
     "np.histogram's edges derived from a complex sample 'a' (histogram its real part)")
 
 
-@rrule(np.histogram)
+@rrule(np.histogram, batched=True)
 def histogram_rule(a, bins=10, range=None, density=None, weights=None):
     """Derivatives with respect to the weights (the counts are linear in them), the sample
     (through edges derived from it), ``bins`` given as edges, and ``range``."""

@@ -9,9 +9,9 @@ read-only, as NumPy's).
 import numpy as np
 
 from ..._engine.core import memory
+from ..._engine.writes import base_and_geometry, reread
 from ...extend import Tracked
 from .._util import replace_when_tracked
-from .writes import _view_of, reread
 
 
 def _refuse(shape, strides, why):
@@ -27,7 +27,7 @@ def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
                         f"{type(xv).__name__} has none (use its library's own views)")
     shape = xv.shape if shape is None else tuple(shape)
     strides = xv.strides if strides is None else tuple(strides)
-    view = _view_of(x)  # (toeplitz reads before the start of its view vals[n - 1:])
+    view = base_and_geometry(x)  # (toeplitz reads before the start of its view vals[n - 1:])
     if view is None:
         if not (xv.flags.c_contiguous or xv.flags.f_contiguous):
             _refuse(shape, strides, "that is a strided view of a plain array")

@@ -34,9 +34,9 @@ import scipy._lib.array_api_extra as xpx
 import scipy._lib.array_api_extra._lib._at as xpx_at
 
 from ..._engine.registry import display_names
+from ..._engine.writes import index_update
 from ...extend import Tracked, composite, on_backend, plain, shape_of
 from .._util import intercept
-from ..numpy.writes import index_update
 
 
 def _prim(owner, name, impl, label):

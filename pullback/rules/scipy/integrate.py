@@ -2,7 +2,7 @@
 the pullback integrates the state, its adjoint and the adjoints of the times and of the
 arrays in ``args`` backwards in time, from each time to the one before, with odeint
 itself. The vector-Jacobian products of the user's ``func`` inside that system come from
-pullback's own ``vjp``, so ``func`` is plain NumPy code.
+pullback's own backward pass (``pulled``), so ``func`` is plain NumPy code.
 
 ``args`` is a pytree, as SciPy passes it to ``func`` unchanged: ``odeint(f, y0, t,
 args=(params,))`` with ``params`` a list of ``(W, b)`` tuples or a dict of arrays. While a
@@ -11,6 +11,9 @@ differentiation runs, a call of ``scipy.integrate.odeint`` with tracked values f
 anywhere in ``args`` are seen; ``func`` (and ``Dfun``) get them rebuilt (a list of numbers
 stays one leaf, differentiated as an array, as NumPy reads it). The pullback works on
 plain values: it is first order only.
+
+The helpers for ``args`` read as a pytree, and ``pulled``, serve the rules of quad and
+quad_vec (integrate_quad.py) and solve_ivp (integrate_ivp.py) too.
 """
 
 import inspect
@@ -20,13 +23,19 @@ from collections import OrderedDict
 import numpy as np
 import scipy.integrate
 
+from ..._engine.vjp import Linearized, strip
 from ...extend import NoRuleError, Tracked, plain, rrule, shape_of
 from ...tree import tree_flatten
 from .._util import as_array, intercept
 
-# options of the forward solve that do not apply to the adjoint system
-_FORWARD_ONLY = ("Dfun", "col_deriv", "ml", "mu", "full_output", "tfirst")
-_SIGNATURE = inspect.signature(scipy.integrate.odeint)
+# ---------------------------------------------------------------------------- args, a pytree
+
+
+def args_leaves(args):
+    """The leaves of the tuple ``args``, each of its items a pytree, and the function that
+    rebuilds the tuple from an iterator over them."""
+    leaves = []
+    return leaves, _flatten(args, leaves, top=True)
 
 
 def _flatten(node, leaves, top=False):
@@ -54,12 +63,69 @@ def _numbers(node):
                               for a in node)
 
 
-def _rebuilding(fn, rebuild):
-    """``fn(a, b, *args)`` called with the leaves of ``args`` in place of ``args``."""
-    def with_leaves(a, b, *leaves):
-        return fn(a, b, *rebuild(iter(leaves)))
+def rebuilding(fn, rebuild, leading=2):
+    """``fn`` called with its ``leading`` arguments (odeint's ``y, t``, quad's ``x``) and then
+    the leaves of ``args`` in place of ``args``: the function SciPy is given."""
+    def with_leaves(*given):
+        return fn(*given[:leading], *rebuild(iter(given[leading:])))
 
     return with_leaves
+
+
+def float_leaves(leaves):
+    """The positions of the leaves holding floating or complex numbers: those differentiated
+    (a list of numbers as one array)."""
+    return [i for i, a in enumerate(leaves) if np.asarray(
+        [plain(v) for v in a] if type(a) in (list, tuple) else plain(a)).dtype.kind in "fc"]
+
+
+def with_arrays(leaves, which, arrays):
+    """``leaves`` with ``arrays`` in the positions ``which``."""
+    full = list(leaves)
+    for i, array in zip(which, arrays):
+        full[i] = array
+    return full
+
+
+def pulled(f, primals, g, batch=()):
+    """``f(*primals)`` (one array) and the cotangents of the ``primals`` for its cotangent
+    ``g`` (with leading axes ``batch``), each in its primal's form, zeros where ``f`` does
+    not depend on it: one run of pullback's backward pass, differentiable again where the
+    primals are tracked."""
+    lin = Linearized(f, primals, {}, range(len(primals)))
+    return strip(lin.out), lin.pull([lin.out], [g], batch)
+
+
+def scipy_call(name, body, args, kwargs):
+    """SciPy's own ``body`` of a call given no tracked values; a tracked value that its
+    function reaches all the same (by a closure, a global) is refused, saying where to put
+    it."""
+    try:
+        return body(*args, **kwargs)
+    except TypeError as error:
+        if not str(error).startswith("pullback:"):
+            raise
+        raise TypeError(
+            f"pullback: the function given to {name} uses a tracked value that is not among "
+            f"{name}'s arguments (a closure or a global): pass it in args=(...), which "
+            f"{name} differentiates. The error: {error}") from error
+
+
+def first_order(name, *values):
+    """Refuse a second derivative of a rule whose pullback runs on plain values."""
+    for v in values:
+        # (a level below 0 is pb.jit's trace, which records the plain run as it is)
+        if any(isinstance(a, Tracked) and a.level >= 0 for a in tree_flatten(v)[0]):
+            raise NoRuleError(
+                f"pullback: the rule of {name} is first order only (its pullback solves on "
+                "plain values); differentiate it once")
+
+
+# ---------------------------------------------------------------------------- odeint
+
+# options of the forward solve that do not apply to the adjoint system
+_FORWARD_ONLY = ("Dfun", "col_deriv", "ml", "mu", "full_output", "tfirst")
+_SIGNATURE = inspect.signature(scipy.integrate.odeint)
 
 
 def _with_leaves(func, y0, t, args=(), *rest, **kwargs):
@@ -67,32 +133,18 @@ def _with_leaves(func, y0, t, args=(), *rest, **kwargs):
     positionally, and ``func`` (and ``Dfun``) taking the leaves."""
     bound = _SIGNATURE.bind(func, y0, t, args, *rest, **kwargs)
     given = bound.arguments.get("args", ())
-    leaves: list = []
-    treedef = _flatten(given if isinstance(given, tuple) else (given,), leaves, top=True)
-    bound.arguments["func"] = _rebuilding(func, treedef)
+    leaves, rebuild = args_leaves(given if isinstance(given, tuple) else (given,))
+    bound.arguments["func"] = rebuilding(func, rebuild)
     bound.arguments["args"] = tuple(leaves)
     if bound.arguments.get("Dfun") is not None:
-        bound.arguments["Dfun"] = _rebuilding(bound.arguments["Dfun"], treedef)
+        bound.arguments["Dfun"] = rebuilding(bound.arguments["Dfun"], rebuild)
     return bound.args, bound.kwargs
 
 
 _odeint = intercept(scipy.integrate, "odeint", _with_leaves)
 
 
-def _first_order(*values):
-    for v in values:
-        # (a level below 0 is pb.jit's trace, which records the plain run as it is)
-        if any(isinstance(a, Tracked) and a.level >= 0 for a in tree_flatten(v)[0]):
-            raise NoRuleError(
-                "pullback: the rule of scipy.integrate.odeint is first order only (its "
-                "pullback runs odeint on plain values); differentiate it once")
-
-
-def _is_array(a):
-    return np.asarray(plain(a)).dtype.kind in "fc"
-
-
-@rrule(_odeint)
+@rrule(_odeint, batched=True)
 def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
     """With respect to y0, the times t and the arrays in ``args``. A cotangent's batch axes
     are taken one slice at a time: each is its own backward solve."""
@@ -110,7 +162,7 @@ def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
 
     times = np.asarray(t, dtype=float)
     T, D = np.shape(ans)
-    which = [i for i, a in enumerate(args) if _is_array(a)]
+    which = float_leaves(args)
     # the arrays differentiated (a list of numbers among them as an array: func is
     # differentiated with respect to it)
     arrays = [as_array(args[i]) for i in which]
@@ -118,7 +170,7 @@ def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
     sizes = [int(np.prod(s)) for s in shapes]
 
     def odeint_pullback(g):
-        _first_order(g, y0, t, args)
+        first_order("scipy.integrate.odeint", g, y0, t, args)
         g = plain(g)
         if not np.size(g):  # no times or an empty state: nothing depends on the inputs
             return (None,) * (4 + len(rest))
@@ -133,27 +185,18 @@ def odeint_rule(func, y0, t, args=(), *rest, **kwargs):
             ct_args[i] = np.reshape(part, batch + shape)
         return (None, ct_y0, ct_t, tuple(ct_args)) + (None,) * len(rest)
 
+    def augmented(state, s):
+        # the state y, its adjoint a, the adjoint of the time and of the arrays in args:
+        # y' = f, a' = -a^T df/dy, and the others integrate -a^T df/ds, -a^T df/dargs
+        y, a = state[:D], state[D:2 * D]
+        out, cts = pulled(lambda y, s, *ps: np.reshape(f(y, s, *with_arrays(args, which, ps)),
+                                                        (D,)), [y, s, *arrays], -a)
+        return np.concatenate([out, np.ravel(cts[0]), [float(cts[1])]]
+                              + [np.ravel(c) for c in cts[2:]])
+
     def adjoint_solve(g):
         """The cotangents of y0, t and the arrays in args (flattened and joined) for one
         cotangent g of the solution."""
-        from ...api import vjp
-
-        def with_arrays(flat):
-            full = list(args)
-            for i, part in zip(which, flat):
-                full[i] = part
-            return full
-
-        def augmented(state, s):
-            # the state y, its adjoint a, the adjoint of the time and of the arrays in args:
-            # y' = f, a' = -a^T df/dy, and the others integrate -a^T df/ds, -a^T df/dargs
-            y, a = state[:D], state[D:2 * D]
-            out, back = vjp(lambda y, s, *ps: np.reshape(f(y, s, *with_arrays(ps)), (D,)),
-                            y, s, *arrays)
-            cts = back(-a)
-            return np.concatenate([out, np.ravel(cts[0]), [float(cts[1])]]
-                                  + [np.ravel(c) for c in cts[2:]])
-
         ct_y = g[-1]
         ct_t0 = 0.0
         ct_args = np.zeros(sum(sizes))

@@ -5,7 +5,10 @@ so that their pullbacks are differentiable again.
 
 Functions that read part of a matrix (a triangle, a diagonal, the factor in a
 ``cho_factor`` or ``lu_factor`` result) give cotangents on that part only, as in
-numpy.linalg (see linalg_decomp).
+numpy.linalg (see linalg_decomp). This module holds the solves and factorizations
+(solve_triangular, cholesky, cho_factor/cho_solve, lu_factor/lu_solve, det, inv, solve,
+solve_banded); the matrix functions (expm, logm, sqrtm, cosm ..., solve_sylvester) are in
+linalg_functions.py, and eigh and the decompositions (svd, qr, lu, ...) in linalg_decomp.py.
 """
 
 import functools
@@ -14,39 +17,26 @@ import math
 import numpy as np
 import scipy.linalg
 
-from ...extend import NoRuleError, composite, plain, rrule, shape_of, zeros_on
-from .._util import as_array, conj_if_complex, intercept, replace_when_tracked
+from ...extend import NoRuleError, plain, rrule, shape_of
+from .._util import as_array, conj_if_complex, intercept
 from ..numpy._linalg import (
     H,
     cholesky_vjp,
-    column_dots,
     columns,
     det_vjp,
-    diag_embed,
-    eigh_vjp,
     hermitian_adjoint,
-    is_zero,
     masked,
     mT,
     real,
-    sandwich,
     solve_vjp,
-    svdvals_vjp,
     uncolumns,
-    used_columns,
 )
-from ..numpy.linalg_decomp import _fold_complement, _qr_vjp, _qr_wide_vjp, _svd_vjp
 
 solve_triangular = intercept(scipy.linalg, "solve_triangular")
 cho_factor = intercept(scipy.linalg, "cho_factor")
 cho_solve = intercept(scipy.linalg, "cho_solve")
 lu_factor = intercept(scipy.linalg, "lu_factor")
 lu_solve = intercept(scipy.linalg, "lu_solve")
-expm = intercept(scipy.linalg, "expm")
-sqrtm = intercept(scipy.linalg, "sqrtm")
-logm = intercept(scipy.linalg, "logm")
-solve_sylvester = intercept(scipy.linalg, "solve_sylvester")
-eigh = intercept(scipy.linalg, "eigh")
 det = intercept(scipy.linalg, "det")
 inv = intercept(scipy.linalg, "inv")
 solve = intercept(scipy.linalg, "solve")
@@ -101,7 +91,7 @@ def _kept(kwargs):
     return {k: False if k.startswith("overwrite_") else v for k, v in kwargs.items()}
 
 
-@rrule(solve_triangular)
+@rrule(solve_triangular, batched=True)
 def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args, **kwargs):
     ans = solve_triangular(a, b, trans, lower, unit_diagonal, *args, **_kept(kwargs))
 
@@ -118,7 +108,7 @@ def solve_triangular_rule(a, b, trans=0, lower=False, unit_diagonal=False, *args
 
 # ---------------------------------------------------------------------------- cholesky
 
-@rrule(cholesky)
+@rrule(cholesky, batched=True)
 def cholesky_rule(a, lower=False, *args, **kwargs):
     ans = cholesky(a, lower, *args, **_kept(kwargs))
 
@@ -128,7 +118,7 @@ def cholesky_rule(a, lower=False, *args, **kwargs):
     return ans, cholesky_pullback
 
 
-@rrule(cho_factor)
+@rrule(cho_factor, batched=True)
 def cho_factor_rule(a, lower=False, *args, **kwargs):
     ans = cho_factor(a, lower, *args, **_kept(kwargs))
 
@@ -142,7 +132,7 @@ def cho_factor_rule(a, lower=False, *args, **kwargs):
     return ans, cho_factor_pullback
 
 
-@rrule(cho_solve)
+@rrule(cho_solve, batched=True)
 def cho_solve_rule(c_and_lower, b, *args, **kwargs):
     c, lower = c_and_lower
     ans = cho_solve(c_and_lower, b, *args, **_kept(kwargs))
@@ -180,7 +170,7 @@ def _lu_parts(lu):
     return masked(lu, strict) + np.eye(n), masked(lu, 1 - strict), strict
 
 
-@rrule(lu_factor)
+@rrule(lu_factor, batched=True)
 def lu_factor_rule(a, *args, **kwargs):
     m, n = shape_of(a)[-2:]
     if m != n:
@@ -199,7 +189,7 @@ def lu_factor_rule(a, *args, **kwargs):
     return ans, lu_factor_pullback
 
 
-@rrule(lu_solve)
+@rrule(lu_solve, batched=True)
 def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
     lu, piv = lu_and_piv
     ans = lu_solve(lu_and_piv, b, trans, *args, **_kept(kwargs))
@@ -218,147 +208,9 @@ def lu_solve_rule(lu_and_piv, b, trans=0, *args, **kwargs):
     return ans, lu_solve_pullback
 
 
-# ---------------------------------------------------------------------------- matrix functions
-
-def _frechet_adjoint(f, a, g):
-    """L_f(a^H, g), the adjoint of the Fréchet derivative of a matrix function f with real
-    Taylor coefficients (exp, log, sqrt), from f([[x, e], [0, x]]) = [[f(x), L_f(x, e)],
-    [0, f(x)]] (Higham, Functions of Matrices, 2008, Thm 3.6); differentiable again."""
-    n = shape_of(a)[-1]
-    gshape = shape_of(g)
-    ah = np.broadcast_to(H(a), gshape)
-    zero = np.zeros(gshape, dtype=np.result_type(plain(a), plain(g)))
-    top = np.concatenate([ah, g], axis=-1)
-    bottom = np.concatenate([zero, ah], axis=-1)
-    return f(np.concatenate([top, bottom], axis=-2))[..., :n, n:]
-
-
-@rrule(expm)
-def expm_rule(A):
-    A = as_array(A)  # (SciPy takes a list of numbers: the pullback reads A's dtype)
-
-    def expm_pullback(g):
-        return (_frechet_adjoint(expm, A, g),)
-
-    return expm(A), expm_pullback
-
-
-# SciPy computes the trigonometric and hyperbolic matrix functions from its own expm, which
-# the interception does not reach (a tracked value there met SciPy's compiled helpers). So
-# scipy.linalg.cosm and the rest are replaced by the same formulas written with the expm
-# that has a rule, for tracked input (plain input goes to SciPy's function): no rule of
-# their own, as a composite. For a real matrix, cos and sin are the real and imaginary
-# parts of exp(iA); tan and tanh are the solves SciPy makes.
-def cosm_impl(A):
-    if np.iscomplexobj(plain(A)):
-        return 0.5 * (expm(1j * A) + expm(-1j * A))
-    return np.real(expm(1j * A))
-
-
-def sinm_impl(A):
-    if np.iscomplexobj(plain(A)):
-        return -0.5j * (expm(1j * A) - expm(-1j * A))
-    return np.imag(expm(1j * A))
-
-
-def coshm_impl(A):
-    return 0.5 * (expm(A) + expm(-A))
-
-
-def sinhm_impl(A):
-    return 0.5 * (expm(A) - expm(-A))
-
-
-def _through_expm(name, impl):
-    replace_when_tracked(scipy.linalg, name, impl)
-
-
-for _name, _impl in (("cosm", cosm_impl), ("sinm", sinm_impl), ("coshm", coshm_impl),
-                     ("sinhm", sinhm_impl),
-                     ("tanm", lambda A: np.linalg.solve(cosm_impl(A), sinm_impl(A))),
-                     ("tanhm", lambda A: np.linalg.solve(coshm_impl(A), sinhm_impl(A)))):
-    _through_expm(_name, _impl)
-
-
-@rrule(logm)
-def logm_rule(A, *args, **kwargs):
-    A = as_array(A)
-
-    def logm_pullback(g):
-        return (_frechet_adjoint(logm, A, g),) + (None,) * 2
-
-    return logm(A, *args, **kwargs), logm_pullback
-
-
-@rrule(sqrtm)
-def sqrtm_rule(A, *args, **kwargs):
-    ans = sqrtm(A, *args, **kwargs)
-
-    def sqrtm_pullback(g):
-        if _empty(g):  # no matrices (SciPy's solve_sylvester refuses an empty stack)
-            return (None,) * 4
-        # x x = a: x dx + dx x = da, so ga solves x^H ga + ga x^H = g
-        xh = H(ans)
-        return (solve_sylvester(xh, xh, g),) + (None,) * 3
-
-    return ans, sqrtm_pullback
-
-
-@rrule(solve_sylvester)
-def solve_sylvester_rule(a, b, q):
-    ans = solve_sylvester(a, b, q)
-
-    def solve_sylvester_pullback(g):
-        # a x + x b = q: gq solves a^H gq + gq b^H = g; ga = -gq x^H, gb = -x^H gq
-        gq = solve_sylvester(H(a), H(b), g)
-        return -np.matmul(gq, H(ans)), -np.matmul(H(ans), gq), gq
-
-    return ans, solve_sylvester_pullback
-
-
-# ---------------------------------------------------------------------------- eigh
-
-@rrule(eigh)
-def eigh_rule(a, b=None, *, lower=True, eigvals_only=False, type=1, subset_by_index=None,
-              subset_by_value=None, **kwargs):
-    if type != 1 or subset_by_value is not None or (
-            subset_by_index is not None and not eigvals_only):
-        raise NoRuleError(
-            "pullback: scipy.linalg.eigh (and eigvalsh) has a rule for type=1 problems, "
-            "with all eigenvalues, or a subset_by_index of the eigenvalues alone "
-            "(eigvals_only=True, as eigvalsh computes); for subset_by_value or the "
-            "eigenvectors of a subset, compute them all and select: w, v = eigh(a); "
-            "v[:, lo:hi + 1]"
-        )
-    ans = eigh(a, b, lower=lower, eigvals_only=eigvals_only, subset_by_index=subset_by_index,
-               **_kept(kwargs))
-
-    def eigh_pullback(g):
-        # a v = b v diag(w), v^H b v = I. With k = v^H da v - v^H db v diag(w): dw = diag(k)
-        # and dv = v c, c = F * k - diag(v^H db v) / 2 (b = I: numpy.linalg.eigh's rule)
-        if eigvals_only:
-            (w, v), gw, gv = eigh(a, b, lower=lower), g, None
-            n = shape_of(a)[-1]
-            if subset_by_index is not None and n:  # eigenvalues lo .. hi of all n
-                lo, hi = (int(i) for i in subset_by_index)
-                gw = np.pad(g, [(0, 0)] * (len(shape_of(g)) - 1) + [(lo, n - 1 - hi)])
-        else:
-            (w, v), (gw, gv) = ans, g
-        gk = eigh_vjp(w, v, gw, gv, "scipy.linalg.eigh")
-        ga = hermitian_adjoint(sandwich(v, gk), lower)
-        if b is None:
-            return ga, None
-        gkb = -gk * np.expand_dims(w, -2)
-        if gv is not None and not is_zero(gv):
-            gkb = gkb - diag_embed(real(column_dots(v, gv))) / 2
-        return ga, hermitian_adjoint(sandwich(v, gkb), lower)
-
-    return ans, eigh_pullback
-
-
 # ---------------------------------------------------------------------------- det, inv, solve
 
-@rrule(det)
+@rrule(det, batched=True)
 def det_rule(a, overwrite_a=False, check_finite=True):
     ans = det(a, False, check_finite)  # (overwrite_a=True: SciPy's LU wrote into a)
 
@@ -420,7 +272,7 @@ def _inv_diagonal_keeps_the_rest():
     return bool(inv(np.ones((2, 2)) + np.eye(2), assume_a="diagonal")[0, 1])
 
 
-@rrule(inv)
+@rrule(inv, batched=True)
 def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
     ans = inv(a, *args, assume_a=assume_a, lower=lower, **_kept(kwargs))
 
@@ -436,7 +288,7 @@ def inv_rule(a, *args, assume_a=None, lower=False, **kwargs):
     return ans, inv_pullback
 
 
-@rrule(solve)
+@rrule(solve, batched=True)
 def solve_rule(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
                assume_a=None, transposed=False):
     a, b = as_array(a), as_array(b)  # (SciPy takes lists: the pullback reads a's dtype)
@@ -498,175 +350,3 @@ def solve_banded_rule(l_and_u, ab, b, *args, **kwargs):
         return (None, solve_banded_ab, gb) + (None,) * len(args)
 
     return ans, solve_banded_pullback
-
-
-# ---------------------------------------------------------------------------- decompositions
-# scipy.linalg's svd, qr and eig compute what numpy.linalg's do, with their own keywords and
-# output forms: their rules take SciPy's values (the signs and the order its LAPACK call
-# picks) and numpy.linalg's pullbacks (linalg_decomp). The functions that return values
-# alone (svdvals, eigvals, eigvalsh, norm, pinv, lstsq) are composites of those, and lu and
-# block_diag of lu_factor and np.block.
-
-svd = intercept(scipy.linalg, "svd")
-svdvals = intercept(scipy.linalg, "svdvals")
-qr = intercept(scipy.linalg, "qr")
-eigvalsh = intercept(scipy.linalg, "eigvalsh")
-norm = intercept(scipy.linalg, "norm")
-pinv = intercept(scipy.linalg, "pinv")
-lstsq = intercept(scipy.linalg, "lstsq")
-lu = intercept(scipy.linalg, "lu")
-block_diag = intercept(scipy.linalg, "block_diag")
-
-
-@rrule(svd)
-def svd_rule(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
-             lapack_driver="gesdd"):
-    ans = svd(a, full_matrices, compute_uv, check_finite=check_finite,
-              lapack_driver=lapack_driver)
-    m, n = shape_of(a)[-2:]
-
-    def svd_pullback(g):
-        if not compute_uv:
-            return (svdvals_vjp(a, g),) + (None,) * 5
-        (u, s, vh), (gu, gs, gvh) = ans, g
-        if full_matrices and m != n:
-            k = min(m, n)
-            u, gu = _fold_complement(u, gu, k)
-            v, gv = _fold_complement(H(vh), H(gvh), k)
-            vh, gvh = H(v), H(gv)
-        return (_svd_vjp(u, s, vh, gu, gs, gvh),) + (None,) * 5
-
-    return ans, svd_pullback
-
-
-def svdvals_impl(a, overwrite_a=False, check_finite=True):
-    return np.linalg.svd(a, compute_uv=False)
-
-
-def _column_permutation(p, n):
-    """The matrix e with a[..., p] = a e, for SciPy's pivots ``p`` (plain)."""
-    return mT(np.eye(n)[np.asarray(plain(p))])
-
-
-@rrule(qr)
-def qr_rule(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
-    a = as_array(a)  # (SciPy takes a list: the pullback slices and multiplies a)
-    if mode not in ("full", "economic", "r"):
-        raise NoRuleError(
-            f"pullback: scipy.linalg.qr(mode={mode!r}) has no derivative rule (no rule for "
-            "the Householder form); use mode='full', 'economic' or 'r'")
-    ans = qr(a, mode=mode, pivoting=pivoting, check_finite=check_finite)
-    m, n = shape_of(a)[-2:]
-    k = min(m, n)
-
-    def qr_pullback(g):
-        if mode == "r":  # r alone, (m, n): q from the economic form, no cotangent
-            q, r = qr(a, mode="economic", pivoting=pivoting)[:2]
-            # (SciPy returns the tuple (r,) for a matrix, r itself for a stack of them)
-            gr = g[0] if isinstance(ans, (tuple, list)) else g
-            gq, gr = zeros_on(q, shape_of(q), float), gr[..., :k, :]
-        else:
-            (q, r), (gq, gr) = ans[:2], g[:2]
-        if mode == "full" and m > n:
-            # (the loss's use, from the plain cotangent, as for repeated eigenvalues)
-            if np.any(used_columns(gq[..., n:], gq)):
-                raise NoRuleError(
-                    "pullback: scipy.linalg.qr(mode='full') has no derivative here: the last "
-                    "m - n columns of q (a matrix with more rows than columns) are not "
-                    "determined by a, and the loss uses them; use mode='economic' (as "
-                    "np.linalg.qr's mode='reduced')")
-            q, gq, r, gr = q[..., :n], gq[..., :n], r[..., :n, :], gr[..., :n, :]
-        e = _column_permutation(ans[-1], n) if pivoting else None
-        ap = a if e is None else np.matmul(a, e)  # q r = a[:, p]
-        ga = _qr_vjp(q, r, gq, gr) if m >= n else _qr_wide_vjp(ap, q, r, gq, gr)
-        return (ga if e is None else np.matmul(ga, mT(e)),) + (None,) * 5
-
-    return ans, qr_pullback
-
-
-def eigvalsh_impl(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,
-                  check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
-    return eigh(a, b, lower=lower, eigvals_only=True, type=type,
-                subset_by_index=subset_by_index, subset_by_value=subset_by_value,
-                driver=driver)
-
-
-def norm_impl(a, ord=None, axis=None, keepdims=False, check_finite=True):
-    return np.linalg.norm(a, ord, axis, keepdims)
-
-
-def _cutoffs(a, atol, rtol):
-    """SciPy's cutoff max(atol, rtol s_max) of pinv, as np.linalg.pinv's rcond (relative to
-    s_max), from the plain singular values; with it, the rank."""
-    s = np.linalg.svd(plain(a), compute_uv=False)
-    top = s[..., :1] if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
-    m, n = shape_of(a)[-2:]
-    rtol = max(m, n) * np.finfo(s.dtype).eps if rtol is None else rtol
-    cutoff = np.maximum(0.0 if atol is None else atol, rtol * top)
-    rcond = np.where(top > 0, cutoff / np.where(top > 0, top, 1), rtol)[..., 0]
-    return rcond, np.sum(s > cutoff, axis=-1)
-
-
-def pinv_impl(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
-    rcond, rank = _cutoffs(a, atol, rtol)
-    ans = np.linalg.pinv(a, rcond)
-    return (ans, rank) if return_rank else ans
-
-
-def lstsq_impl(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True,
-               lapack_driver=None):
-    a, b = as_array(a), as_array(b)  # (SciPy takes lists; a's dtype is read here)
-    # every driver gives the minimum-norm solution; SciPy's default cutoff is the
-    # machine precision, relative to the largest singular value (np.linalg's rcond)
-    eps = np.finfo(np.result_type(plain(a), plain(b), np.float32)).eps
-    x, residues, rank, s = np.linalg.lstsq(a, b, rcond=eps if cond is None else cond)
-    # gelsy gives no residues and no singular values; SciPy answers an empty a (no rows
-    # or no columns) before it picks a driver, as np.linalg does
-    if lapack_driver == "gelsy" and not _empty(a):
-        residues, s = zeros_on(x, (0,), plain(x).dtype), None  # (where x lives)
-    elif _vector(b) and shape_of(residues) == (1,):
-        residues = residues[0]  # SciPy's float for a vector b (np.linalg's (1,) array)
-    return x, residues, int(rank), s
-
-
-def lu_impl(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    a = as_array(a)
-    m, n = shape_of(a)[-2:]
-    if m != n:
-        raise NoRuleError(
-            "pullback: scipy.linalg.lu has a rule for square matrices only (through "
-            "scipy.linalg.lu_factor's)")
-    p = lu(plain(a), p_indices=p_indices)[0]  # SciPy's permutation, a constant
-    if _empty(a):  # no matrices (lu_factor refuses an empty stack): empty factors
-        low, up, _ = _lu_parts(a)
-        return (low, up) if permute_l else (p, low, up)
-    low, up, _ = _lu_parts(lu_factor(a)[0])  # a = p l u: the same factors as lu_factor's
-    if permute_l:
-        return np.matmul(_permutation(p, n) if p_indices else p, low), up
-    return p, low, up
-
-
-def _permutation(indices, n):
-    """The matrix p of SciPy's row indices (p_indices=True): a = l[indices] u = p l u."""
-    return np.eye(n)[indices]
-
-
-def block_diag_impl(*arrs):
-    arrs = [as_array(x) for x in arrs]  # (a block given as a list holding tracked values)
-    # SciPy's call on the plain blocks first: its checks, its dtype and shape
-    ans = block_diag(*(plain(x) for x in arrs))
-    blocks = [np.atleast_2d(x) for x in arrs]
-    rows = [shape_of(x)[0] for x in blocks]
-    cols = [shape_of(x)[1] for x in blocks]
-    grid = [[x.astype(ans.dtype) if i == j else np.zeros((r, c), ans.dtype)
-             for j, c in enumerate(cols)] for i, (x, r) in enumerate(zip(blocks, rows))]
-    return np.block(grid)
-
-
-composite(svdvals, svdvals_impl)
-composite(eigvalsh, eigvalsh_impl)
-composite(norm, norm_impl)
-composite(pinv, pinv_impl)
-composite(lstsq, lstsq_impl)
-composite(lu, lu_impl)
-composite(block_diag, block_diag_impl)

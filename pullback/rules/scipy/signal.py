@@ -65,7 +65,7 @@ def _empty(in1, in2):
     return 0 in shape_of(in1) or 0 in shape_of(in2)
 
 
-@rrule(convolve)
+@rrule(convolve, batched=True)
 def convolve_rule(in1, in2, mode="full", method="auto"):
     ans = convolve(in1, in2, mode, method)
     out_shape = shape_of(ans)
@@ -82,7 +82,7 @@ def convolve_rule(in1, in2, mode="full", method="auto"):
     return ans, convolve_pullback
 
 
-@rrule(correlate)
+@rrule(correlate, batched=True)
 def correlate_rule(in1, in2, mode="full", method="auto"):
     ans = correlate(in1, in2, mode, method)
     out_shape = shape_of(ans)
@@ -166,7 +166,7 @@ def _lagged_products(g, u, taps, nb):
     return np.stack([np.sum(g[..., k:] * u[..., :n - k], axis=axes) for k in range(taps)], -1)
 
 
-@rrule(lfilter)
+@rrule(lfilter, batched=True)
 def lfilter_rule(b, a, x, axis=-1, zi=None):
     if zi is not None:
         raise NoRuleError(

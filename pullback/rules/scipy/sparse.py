@@ -97,7 +97,7 @@ for _cls in _classes(scipy.sparse._base._spbase):
                          ("_matmul_multivector", sparse_matmul_multivector_rule)):
         if _name in vars(_cls) and (_cls, _name) not in PRODUCTS:
             PRODUCTS[_cls, _name] = intercept(_cls, _name)
-            rrule(PRODUCTS[_cls, _name])(_rule)
+            rrule(PRODUCTS[_cls, _name], batched=True)(_rule)
 
 
 # ---------------------------------------------------------------------- direct solves
@@ -105,7 +105,7 @@ for _cls in _classes(scipy.sparse._base._spbase):
 spsolve = intercept(scipy.sparse.linalg, "spsolve")
 
 
-@rrule(spsolve)
+@rrule(spsolve, batched=True)
 def spsolve_rule(A, b, permc_spec=None, use_umfpack=True):
     """With respect to the right-hand side b (a vector or a matrix), by the adjoint solve."""
     ans = spsolve(A, b, permc_spec, use_umfpack)
@@ -177,7 +177,7 @@ for _name in ("splu", "spilu"):  # (scipy.sparse.linalg's and linsolve's: one fu
 _ADJOINT_TRANS = {"N": "H", "H": "N", "T": "N"}
 
 
-@rrule(superlu_solve)
+@rrule(superlu_solve, batched=True)
 def superlu_solve_rule(lu, rhs, trans="N"):
     """With respect to the right-hand side (a vector or a matrix), by the adjoint solve."""
     ans = superlu_solve(lu, rhs, trans)
@@ -232,7 +232,7 @@ def _iterative(name, symmetric):
         return ans, iterative_solve_pullback
 
     iterative_solve_rule.__name__ = iterative_solve_rule.__qualname__ = f"{name}_rule"
-    rrule(solver)(iterative_solve_rule)
+    rrule(solver, batched=True)(iterative_solve_rule)
     return solver
 
 
@@ -246,7 +246,7 @@ gmres = _iterative("gmres", symmetric=False)
 expm_multiply = intercept(scipy.sparse.linalg, "expm_multiply")
 
 
-@rrule(expm_multiply)
+@rrule(expm_multiply, batched=True)
 def expm_multiply_rule(A, B, start=None, stop=None, num=None, endpoint=None, traceA=None):
     """``expm(t A) @ B`` with respect to B, at one time or on a grid of times (the output's
     first axis): the cotangent is ``sum_k expm(t_k A^H) g_k``."""

@@ -2,21 +2,21 @@
 dispatch and are declared here as data, like numpy's elementwise functions; each
 derivative is written with functions that have rules themselves, so second derivatives
 follow. The plain Python functions (polygamma, multigammaln, logsumexp, softmax,
-log_softmax, spherical_jn, spherical_yn) are intercepted in ``scipy.special`` so that
-calls on tracked values reach their rules (code that imported them before pullback keeps
-the originals). The incomplete functions, the distribution functions and the other
-integrals are in scipy_special_integrals.py.
+log_softmax) are intercepted in ``scipy.special`` so that calls on tracked values reach
+their rules (code that imported them before pullback keeps the originals). This module
+holds the gamma and error functions, the logistic and exponential ones, the losses, the
+information-theory functions and the reductions, and the helpers the other scipy.special
+modules share: the Bessel functions are in special_bessel.py, the elliptic integrals in
+special_elliptic.py, the incomplete functions and the other integrals in
+special_integrals.py, the distribution functions in special_distributions.py, the
+orthogonal polynomials and hypergeometric functions in special_more.py, and the Airy,
+parabolic cylinder, Mathieu and spheroidal functions in special_waves.py.
 
-Integer orders and counts (polygamma's n, multigammaln's d, yn's and kn's n) are
-constants; gammasgn and round are piecewise constant. The derivative of a Bessel function
-with respect to its order v has no closed form: v has no derivative (a tracked v raises
-NoRuleError in the backward pass), and neither have the parameters a, b, c of hyp1f1 and
-hyp2f1 (their derivative in z has one) nor, here, the parameter m of the incomplete
-elliptic integrals and of ellipj (their derivatives in phi and u are elementary).
-``scipy.special.sinc`` is ``np.sinc`` (elementwise.py). logsumexp gives an entry that
-``b = 0`` leaves out the gradient 0 in ``a``, also where ``e^(a - L)`` overflows (``b`` as
-a 0/1 mask); complex digamma's derivatives are this module's own series (SciPy's
-polygamma is real-only).
+Integer orders and counts (polygamma's n, multigammaln's d) are constants; gammasgn and
+round are piecewise constant. ``scipy.special.sinc`` is ``np.sinc`` (elementwise.py).
+logsumexp gives an entry that ``b = 0`` leaves out the gradient 0 in ``a``, also where
+``e^(a - L)`` overflows (``b`` as a 0/1 mask); complex digamma's derivatives are this
+module's own series (SciPy's polygamma is real-only).
 """
 
 import math
@@ -24,27 +24,25 @@ import math
 import numpy as np
 from scipy import special
 
+from ..._engine.backward import times_singular
+from ..._engine.registry import NotImplementedCotangent
 from ...extend import (
     elementwise,
     is_complex,
     is_foreign,
     nondifferentiable,
-    not_implemented,
     plain,
     rrule,
     shape_of,
 )
 from .._util import as_array, conj_if_complex, intercept, listed, normalize_axes, unreduce
 from ..numpy._linalg import is_zero
-from ..numpy.elementwise import times_singular
 
 polygamma = intercept(special, "polygamma")
 multigammaln = intercept(special, "multigammaln")
 logsumexp = intercept(special, "logsumexp")
 softmax = intercept(special, "softmax")
 log_softmax = intercept(special, "log_softmax")
-spherical_jn = intercept(special, "spherical_jn")
-spherical_yn = intercept(special, "spherical_yn")
 
 SQRT_PI = np.sqrt(np.pi)
 SQRT_2PI = np.sqrt(2.0 * np.pi)
@@ -274,71 +272,6 @@ elementwise(special.rel_entr, lambda ans, x, y: np.log(x / y) + 1, lambda ans, x
 elementwise(special.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1 - x / y,
             singular=True)
 
-# Bessel functions (DLMF 10.6.2, 10.29.2): the order v (argument 0) has no derivative.
-# The exponentially scaled ones carry exp(-|x|): a kink at 0, where sign(0) = 0 averages.
-def _scaled_bessel_slope(nu, terms=14):
-    """The coefficients c_k of d/dx ive(nu, x) ~ sum_k c_k x^(-k - 3/2) / sqrt(2 pi) for
-    large x > 0: DLMF 10.40.1 differentiated term by term."""
-    a, out = 1.0, []
-    for k in range(terms):
-        if k:
-            a *= (4 * nu * nu - (2 * k - 1) ** 2) / (8 * k)
-        out.append(-(-1) ** k * a * (k + 0.5))
-    return out
-
-
-def _far(x, near, nu, odd, large=50.0):
-    """``near(x)``, the derivative of ``ive(nu, x)`` (nu 0 or 1) as a difference of two
-    terms that cancel to ~1/|x| of their size, and beyond ``|x| = large`` its asymptotic
-    series, exact to double precision there (SciPy's ive(2, x) is NaN past 1e10), times
-    sign(x) where the derivative is ``odd``."""
-    far = np.abs(plain(x)) > large
-    u = np.abs(np.where(far, x, 2 * large))
-    coefficients = _SLOPES[nu]
-    series = coefficients[-1]
-    for c in coefficients[-2::-1]:
-        series = series / u + c
-    series = series / (SQRT_2PI * u * np.sqrt(u))
-    return np.where(far, _sign(x) * series if odd else series, near(np.where(far, 0.0, x)))
-
-
-_SLOPES = {nu: _scaled_bessel_slope(nu) for nu in (0, 1)}
-
-elementwise(special.i0, lambda ans, x: special.i1(x))
-# i0e' = i1e - sign(x) i0e, i1e' = (i0e + ive(2, x)) / 2 - sign(x) i1e (DLMF 10.29.3)
-elementwise(special.i0e, lambda ans, x: _far(
-    x, lambda x: special.i1e(x) - _sign(x) * special.i0e(x),
-    0, odd=True))
-elementwise(special.i1, lambda ans, x: (special.i0(x) + special.iv(2, x)) / 2)
-elementwise(special.i1e, lambda ans, x: _far(
-    x, lambda x: (special.i0e(x) + special.ive(2, x)) / 2 - _sign(x) * special.i1e(x),
-    1, odd=False))
-elementwise(special.iv, None, lambda ans, v, x: (special.iv(v - 1, x) + special.iv(v + 1, x)) / 2,
-            singular=True)
-elementwise(special.ive, None,
-            lambda ans, v, x: (special.ive(v - 1, x) + special.ive(v + 1, x)) / 2
-            - _sign(np.real(x)) * ans, singular=True)
-elementwise(special.j0, lambda ans, x: -special.j1(x))
-elementwise(special.j1, lambda ans, x: (special.j0(x) - special.jv(2, x)) / 2)
-elementwise(special.jv, None, lambda ans, v, x: (special.jv(v - 1, x) - special.jv(v + 1, x)) / 2,
-            singular=True)
-elementwise(special.y0, lambda ans, x: -special.y1(x), singular=True)
-elementwise(special.y1, lambda ans, x: (special.y0(x) - special.yv(2, x)) / 2, singular=True)
-elementwise(special.yv, None, lambda ans, v, x: (special.yv(v - 1, x) - special.yv(v + 1, x)) / 2,
-            singular=True)
-elementwise(special.yn, None, lambda ans, n, x: (special.yn(n - 1, x) - special.yn(n + 1, x)) / 2,
-            singular=True)
-elementwise(special.k0, lambda ans, x: -special.k1(x), singular=True)
-elementwise(special.k1, lambda ans, x: -(special.k0(x) + special.kv(2, x)) / 2, singular=True)
-elementwise(special.kv, None,
-            lambda ans, v, x: -(special.kv(v - 1, x) + special.kv(v + 1, x)) / 2, singular=True)
-
-elementwise(special.kn, None,
-            lambda ans, n, x: -(special.kn(n - 1, x) + special.kn(n + 1, x)) / 2, singular=True)
-elementwise(special.kve, None,
-            lambda ans, v, x: ans - (special.kve(v - 1, x) + special.kve(v + 1, x)) / 2,
-            singular=True)
-
 
 def _polygamma(n, x):
     """``polygamma(n, x)`` for an array ``x`` of any library: SciPy's converts ``x`` with
@@ -352,7 +285,7 @@ def _polygamma(n, x):
     return (-1.0) ** (n + 1) * special.gamma(n + 1.0) * special.zeta(n + 1, x)
 
 
-@rrule(polygamma)
+@rrule(polygamma, batched=True)
 def polygamma_rule(n, x):
     ans = _polygamma(n, x)
 
@@ -362,7 +295,7 @@ def polygamma_rule(n, x):
     return ans, polygamma_pullback
 
 
-@rrule(multigammaln)
+@rrule(multigammaln, batched=True)
 def multigammaln_rule(a, d):
     ans = multigammaln(a, d)
 
@@ -378,7 +311,7 @@ def _end_axes(axis, ndim):
     return tuple(a - ndim for a in normalize_axes(axis, ndim))
 
 
-@rrule(logsumexp)
+@rrule(logsumexp, batched=True)
 def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
     given, a = a, as_array(a)  # logsumexp([x, y, 0.0]) reads its list as one array
     ans = logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
@@ -417,7 +350,7 @@ def logsumexp_rule(a, axis=None, b=None, keepdims=False, return_sign=False):
     return ans, logsumexp_pullback
 
 
-@rrule(softmax)
+@rrule(softmax, batched=True)
 def softmax_rule(x, axis=None):
     given, x = x, as_array(x)
     ans = softmax(x, axis=axis)
@@ -432,7 +365,7 @@ def softmax_rule(x, axis=None):
     return ans, softmax_pullback
 
 
-@rrule(log_softmax)
+@rrule(log_softmax, batched=True)
 def log_softmax_rule(x, axis=None):
     given, x = x, as_array(x)
     ans = log_softmax(x, axis=axis)
@@ -447,29 +380,7 @@ def log_softmax_rule(x, axis=None):
     return ans, log_softmax_pullback
 
 
-def _spherical_pullback(f, n, z, derivative):
-    def spherical_pullback(g):
-        if not derivative:
-            return (None, g * f(n, z, True), None)
-        # (2n + 1) f_n' = n f_(n-1) - (n + 1) f_(n+1) (DLMF 10.51.2), differentiated once
-        # more (the term of f_(-1) has the factor n = 0); n is an integer: a constant
-        return (None, g * (n * f(np.maximum(n - 1, 0), z, True)
-                           - (n + 1) * f(n + 1, z, True)) / (2 * n + 1), None)
-
-    return spherical_pullback
-
-
-@rrule(spherical_jn)
-def spherical_jn_rule(n, z, derivative=False):
-    return spherical_jn(n, z, derivative), _spherical_pullback(spherical_jn, n, z, derivative)
-
-
-@rrule(spherical_yn)
-def spherical_yn_rule(n, z, derivative=False):
-    return spherical_yn(n, z, derivative), _spherical_pullback(spherical_yn, n, z, derivative)
-
-
-# ---------------------------------------------------------------------------- elementary rules
+# ---------------------------------------------------------------------------- elementary
 
 # scipy.special's own log1p (a ufunc apart from np.log1p) and powm1(x, y) = x^y - 1
 elementwise(special.log1p, lambda ans, x: 1 / (1 + x), singular=True)
@@ -477,18 +388,9 @@ elementwise(special.powm1, lambda ans, x, y: y * np.power(x, y - 1),
             lambda ans, x, y: special.xlogy(ans + 1, x), singular=True)
 # the Wright omega function solves w + log w = z: w' = w / (1 + w), infinite where w = -1
 elementwise(special.wrightomega, lambda ans, z: ans / (1 + ans), singular=True)
-# Struve functions: d/dx (x^v H_v) = x^v H_(v-1) (DLMF 11.4.24, 11.4.26 for L_v); the order
-# v, as a Bessel function's, has no derivative
-elementwise(special.struve, None,
-            lambda ans, v, x: special.struve(v - 1, x) - v / x * ans, singular=True)
-elementwise(special.modstruve, None,
-            lambda ans, v, x: special.modstruve(v - 1, x) - v / x * ans, singular=True)
 
 
-def _sinhc(x):
-    # sinh(x) / x, and its Taylor series near 0
-    return _near_zero(x, lambda x: np.sinh(x) / x, [1, 0, 1 / 6, 0, 1 / 120])
-
+# ---------------------------------------------------------------------------- shared helpers
 
 def _terms(g, derivatives):
     """The cotangent of the one argument of a function with several outputs: the sum of
@@ -504,108 +406,41 @@ def _terms(g, derivatives):
     return g[0] if total is None else total
 
 
-@rrule(special.sici)
-def sici_rule(x):
-    def sici_pullback(g):
-        # Si' = sin(x) / x, Ci' = cos(x) / x (DLMF 6.2.9, 6.2.11; SciPy's Ci of x < 0 is
-        # the real part, Ci(|x|), whose derivative is the same)
-        return (_terms(g, (lambda: np.sinc(x / np.pi), lambda: np.cos(x) / x)),)
+def _row(func, *partials):
+    """``elementwise``'s table row, where a partial may be a ``not_implemented`` reason
+    (a shape parameter's, or every argument's): an ``rrule`` whose pullback multiplies the
+    cotangent by each local derivative (conjugated, for a complex one)."""
+    if not any(isinstance(d, NotImplementedCotangent) for d in partials):
+        return elementwise(func, *partials, singular=True)
 
-    return special.sici(x), sici_pullback
+    def row_rule(*args):
+        ans = func(*args)
 
+        def row_pullback(g):
+            return tuple(d if d is None or isinstance(d, NotImplementedCotangent)
+                         else g * conj_if_complex(d(ans, *args)) for d in partials)
 
-@rrule(special.shichi)
-def shichi_rule(x):
-    def shichi_pullback(g):
-        # Shi' = sinh(x) / x, Chi' = cosh(x) / x (DLMF 6.2.15, 6.2.16)
-        return (_terms(g, (lambda: _sinhc(x), lambda: np.cosh(x) / x)),)
+        row_pullback.__name__ = row_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, row_pullback
 
-    return special.shichi(x), shichi_pullback
-
-
-@rrule(special.fresnel)
-def fresnel_rule(z):
-    def fresnel_pullback(g):
-        # (S, C)' = (sin(pi z^2 / 2), cos(pi z^2 / 2)) (DLMF 7.2.7, 7.2.8)
-        t = np.pi / 2 * z * z
-        return (_terms(g, (lambda: np.sin(t), lambda: np.cos(t))),)
-
-    return special.fresnel(z), fresnel_pullback
+    row_rule.__name__ = row_rule.__qualname__ = f"{func.__name__}_rule"
+    rrule(func, batched=True)(row_rule)
 
 
-@rrule(special.airy)
-def airy_rule(z):
-    ans = special.airy(z)
+def _outputs_rule(func, derivatives, *leading):
+    """An rrule for ``func``, a ufunc of several outputs differentiable in its last
+    argument: ``derivatives(ans, *args)`` gives each output's derivative in it, as thunks
+    (``_terms``), and ``leading`` the cotangents of the arguments before it (None for an
+    integer order, a ``not_implemented`` reason)."""
 
-    def airy_pullback(g):
-        # (Ai, Ai', Bi, Bi'): Ai'' = z Ai, Bi'' = z Bi (DLMF 9.2.1)
-        ai, aip, bi, bip = ans
-        return (_terms(g, (lambda: aip, lambda: z * ai, lambda: bip, lambda: z * bi)),)
+    def outputs_rule(*args):
+        ans = func(*args)
 
-    return ans, airy_pullback
+        def outputs_pullback(g):
+            return (*leading, _terms(g, derivatives(ans, *args)))
 
+        outputs_pullback.__name__ = outputs_pullback.__qualname__ = f"{func.__name__}_pullback"
+        return ans, outputs_pullback
 
-NO_HYPERGEOMETRIC_PARAMETER = not_implemented(
-    "a parameter a, b or c of a hypergeometric function: its derivative has no closed form "
-    "in scipy.special (differentiate with respect to the argument z only)")
-
-
-@rrule(special.hyp1f1)
-def hyp1f1_rule(a, b, z):
-    def hyp1f1_pullback(g):
-        # d/dz 1F1(a; b; z) = a / b 1F1(a + 1; b + 1; z) (DLMF 13.3.15)
-        d = a / b * special.hyp1f1(a + 1, b + 1, z)
-        return (NO_HYPERGEOMETRIC_PARAMETER, NO_HYPERGEOMETRIC_PARAMETER,
-                g * conj_if_complex(d))
-
-    return special.hyp1f1(a, b, z), hyp1f1_pullback
-
-
-@rrule(special.hyp2f1)
-def hyp2f1_rule(a, b, c, z):
-    def hyp2f1_pullback(g):
-        # d/dz 2F1(a, b; c; z) = a b / c 2F1(a + 1, b + 1; c + 1; z) (DLMF 15.5.1)
-        d = a * b / c * special.hyp2f1(a + 1, b + 1, c + 1, z)
-        return (NO_HYPERGEOMETRIC_PARAMETER,) * 3 + (g * conj_if_complex(d),)
-
-    return special.hyp2f1(a, b, c, z), hyp2f1_pullback
-
-
-NO_ELLIPTIC_PARAMETER = not_implemented(
-    "the parameter m of an incomplete elliptic integral or of the Jacobi elliptic "
-    "functions: pullback has no rule for its derivative (differentiate with respect to the "
-    "amplitude phi or the argument u only)")
-
-
-@rrule(special.ellipkinc)
-def ellipkinc_rule(phi, m):
-    def ellipkinc_pullback(g):
-        # dF(phi | m) / dphi = 1 / sqrt(1 - m sin^2 phi) (DLMF 19.2.4)
-        s = np.sin(phi)
-        return (g / np.sqrt(1 - m * s * s), NO_ELLIPTIC_PARAMETER)
-
-    return special.ellipkinc(phi, m), ellipkinc_pullback
-
-
-@rrule(special.ellipeinc)
-def ellipeinc_rule(phi, m):
-    def ellipeinc_pullback(g):
-        # dE(phi | m) / dphi = sqrt(1 - m sin^2 phi) (DLMF 19.2.5)
-        s = np.sin(phi)
-        return (g * np.sqrt(1 - m * s * s), NO_ELLIPTIC_PARAMETER)
-
-    return special.ellipeinc(phi, m), ellipeinc_pullback
-
-
-@rrule(special.ellipj)
-def ellipj_rule(u, m):
-    ans = special.ellipj(u, m)
-
-    def ellipj_pullback(g):
-        # (sn, cn, dn, ph) in u: sn' = cn dn, cn' = -sn dn, dn' = -m sn cn, ph' = dn
-        # (DLMF 22.13.1-3; sn = sin ph)
-        sn, cn, dn, _ = ans
-        return (_terms(g, (lambda: cn * dn, lambda: -sn * dn, lambda: -m * sn * cn,
-                           lambda: dn)), NO_ELLIPTIC_PARAMETER)
-
-    return ans, ellipj_pullback
+    outputs_rule.__name__ = outputs_rule.__qualname__ = f"{func.__name__}_rule"
+    rrule(func, batched=True)(outputs_rule)

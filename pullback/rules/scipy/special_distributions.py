@@ -3,17 +3,20 @@
 ``chdtri``, ``fdtri``, ``gdtrix``, ``stdtrit``, ``bdtri``, ``nbdtri``, ``pdtri``), the
 noncentral t distribution function ``nctdtr``, the Kolmogorov-Smirnov functions
 ``kolmogorov``, ``kolmogi``, ``smirnov`` and ``smirnovi``, the scaled Bessel functions
-``k0e`` and ``k1e``, ``ellipkm1``, the normal distribution's parameter inverses
-``nrdtrimn`` and ``nrdtrisd``, ``gdtria`` (the gamma rate), Tukey's lambda ``tklmbda`` and
-the noncentral chi-square ``chndtr`` in x and its inverse ``chndtrix``, the noncentral t
-inverse ``nctdtrit``, and the private ufuncs under scipy.stats' binomial and
-negative binomial distributions (``_binom_pmf``, ``_binom_cdf``, ``_nbinom_pmf`` ...).
+``k0e`` and ``k1e``, the normal distribution's parameter inverses ``nrdtrimn`` and
+``nrdtrisd``, ``gdtria`` (the gamma rate), Tukey's lambda ``tklmbda``, the noncentral
+chi-square ``chndtr`` in x and nc and its inverses ``chndtrix`` and ``chndtrinc``, the
+noncentral F ``ncfdtr`` and its inverse ``ncfdtri`` in the variate, the noncentral t
+inverse ``nctdtrit``, and the private ufuncs under scipy.stats' binomial and negative
+binomial distributions (``_binom_pmf``, ``_binom_cdf``, ``_nbinom_pmf`` ...).
 
 A complement is 1 - the distribution function: its derivatives are the negated ones. An
 inverse, by the inverse function theorem, has dx/dy = 1 / (dy/dx) at x = ans. As for the
-distribution functions (scipy_special_integrals.py), the shape parameters and degrees of
+distribution functions (special_integrals.py), the shape parameters and degrees of
 freedom have no derivative in closed form (a tracked one raises NoRuleError), and the
-integer counts k and n are constants (k rounded down).
+integer counts k and n are constants (k rounded down). So the inverses in such a
+parameter (``bdtrik``, ``btdtria``, ``chdtriv``, ``stdtridf`` ...) refuse every argument
+by name: their derivatives need the distribution function's derivative in the parameter.
 
 nctdtr's derivative in t is the noncentral t density, written with hyp1f1 (SciPy's former
 ``nct._pdf``), so it differentiates again; in df and nc it has no closed form. The
@@ -26,10 +29,8 @@ import numpy as np
 from scipy import special
 from scipy.special import _ufuncs
 
-from ..._engine.registry import NotImplementedCotangent
-from ...extend import composite, elementwise, not_implemented, rrule
-from .._util import conj_if_complex
-from .special import SQRT_2PI
+from ...extend import composite, not_implemented
+from .special import SQRT_2PI, _row
 from .special_integrals import (
     NO_DF,
     NO_SHAPE,
@@ -38,28 +39,6 @@ from .special_integrals import (
     _gamma_density,
     _t_density,
 )
-
-
-def _row(func, *partials):
-    """``elementwise``'s table row, where a partial may be a ``not_implemented`` reason
-    (a shape parameter's): an ``rrule`` whose pullback multiplies the cotangent by each
-    local derivative (conjugated, for a complex one)."""
-    if not any(isinstance(d, NotImplementedCotangent) for d in partials):
-        return elementwise(func, *partials, singular=True)
-
-    def row_rule(*args):
-        ans = func(*args)
-
-        def row_pullback(g):
-            return tuple(d if d is None or isinstance(d, NotImplementedCotangent)
-                         else g * conj_if_complex(d(ans, *args)) for d in partials)
-
-        row_pullback.__name__ = row_pullback.__qualname__ = f"{func.__name__}_pullback"
-        return ans, row_pullback
-
-    row_rule.__name__ = row_rule.__qualname__ = f"{func.__name__}_rule"
-    rrule(func)(row_rule)
-
 
 # ---------------------------------------------------------------------------- complements
 
@@ -135,13 +114,43 @@ def _ncx2_density(x, df, nc):
         df / 2 - 1, root)
 
 
+# F(x; df, nc) = sum_j P_j(nc) G_(df + 2j)(x), P_j the Poisson weights of mean nc / 2 and G
+# the chi-square distribution functions: dP_j/dnc = (P_(j-1) - P_j) / 2 and G_k - G_(k+2) =
+# 2 g_(k+2) (DLMF 8.8.5) give dF/dnc = -f(x; df + 2, nc), a density again
 _row(special.chndtr, lambda ans, x, df, nc: _ncx2_density(x, df, nc), NO_DF,
-     not_implemented("the noncentrality of the noncentral chi-square distribution "
-                     "function: its derivative has no closed form"))
-
+     lambda ans, x, df, nc: -_ncx2_density(x, df + 2, nc))
 _row(special.chndtrix, lambda ans, p, df, nc: 1 / _ncx2_density(ans, df, nc), NO_DF,
-     not_implemented("the noncentrality of the noncentral chi-square distribution "
-                     "function: its derivative has no closed form"))
+     lambda ans, p, df, nc: _ncx2_density(ans, df + 2, nc) / _ncx2_density(ans, df, nc))
+_row(special.chndtrinc,
+     lambda ans, x, df, p: _ncx2_density(x, df, ans) / _ncx2_density(x, df + 2, ans), NO_DF,
+     lambda ans, x, df, p: -1 / _ncx2_density(x, df + 2, ans))
+
+# ---------------------------------------------------------------------------- noncentral F
+
+NO_NCF_NONCENTRALITY = not_implemented(
+    "the noncentrality nc of the noncentral F distribution function: pullback has no rule "
+    "for its derivative in nc (differentiate with respect to the variate only)")
+
+
+def _ncf_density(dfn, dfd, nc, x):
+    """The noncentral F density (SciPy's former ``ncf._pdf``), its Poisson mixture of beta
+    densities summed into the generalized Laguerre function L_n^(a)(-z) = binom(n + a, n)
+    1F1(-n; a + 1; -z), n = dfd / 2, a = dfn / 2 - 1, z = nc dfn x / (2 (dfd + dfn x))."""
+    s = dfd + dfn * x
+    z = nc * dfn * x / (2 * s)
+    log_front = (z - nc / 2 + special.gammaln(dfn / 2) + special.gammaln(1 + dfd / 2)
+                 - special.gammaln((dfn + dfd) / 2) - special.betaln(dfn / 2, dfd / 2)
+                 + dfn / 2 * np.log(dfn) + dfd / 2 * np.log(dfd)
+                 + special.xlogy(dfn / 2 - 1, x) - (dfn + dfd) / 2 * np.log(s))
+    laguerre = special.binom((dfn + dfd) / 2 - 1, dfd / 2) * special.hyp1f1(
+        -dfd / 2, dfn / 2, -z)
+    return np.exp(log_front) * laguerre
+
+
+_row(special.ncfdtr, NO_DF, NO_DF, NO_NCF_NONCENTRALITY,
+     lambda ans, dfn, dfd, nc, f: _ncf_density(dfn, dfd, nc, f))
+_row(special.ncfdtri, NO_DF, NO_DF, NO_NCF_NONCENTRALITY,
+     lambda ans, dfn, dfd, nc, p: 1 / _ncf_density(dfn, dfd, nc, ans))
 
 # ---------------------------------------------------------------------------- noncentral t
 
@@ -178,6 +187,39 @@ _row(special.smirnovi, None, lambda ans, n, p: 1 / _ufuncs._smirnovp(n, ans))
 # k0e = e^x k0, k1e = e^x k1; k0' = -k1, k1' = -k0 - k1 / x (DLMF 10.29.3)
 _row(special.k0e, lambda ans, x: ans - special.k1e(x))
 _row(special.k1e, lambda ans, x: ans - special.k0e(x) - ans / x)
-# ellipkm1(p) = K(1 - p); dK/dm = (E(m) - (1 - m) K(m)) / (2 m (1 - m)), m = 1 - p
-_row(special.ellipkm1, lambda ans, p: -(special.ellipe(1 - p) - p * ans)
-            / (2 * (1 - p) * p))
+
+# ---------------------------------------------------------------------------- parameter inverses
+
+
+def _refuse(func, arguments, solves):
+    """Refuse every argument of ``func``, the inverse of a distribution function in a
+    parameter (``solves``), by name: its derivatives need the distribution function's
+    derivative in that parameter, which has no closed form in scipy.special."""
+    _row(func, *[not_implemented(
+        f"{arguments} of scipy.special.{func.__name__}, which solves {solves}: its "
+        "derivatives need that function's derivative in the parameter solved for, which "
+        "has no closed form in scipy.special")] * func.nin)
+
+
+_refuse(special.bdtrik, "y, n and p", "bdtr(k, n, p) = y for the count k")
+_refuse(special.bdtrin, "k, y and p", "bdtr(k, n, p) = y for the count n")
+_refuse(special.btdtria, "p, b and x", "betainc(a, b, x) = p for the shape a")
+_refuse(special.btdtrib, "a, p and x", "betainc(a, b, x) = p for the shape b")
+_refuse(special.chdtriv, "p and x", "chdtr(v, x) = p for the degrees of freedom v")
+_refuse(special.chndtridf, "x, p and nc", "chndtr(x, df, nc) = p for the degrees of freedom df")
+_refuse(special.fdtridfd, "dfn, p and x", "fdtr(dfn, dfd, x) = p for the degrees of freedom dfd")
+_refuse(special.gdtrib, "a, p and x", "gdtr(a, b, x) = p for the shape b")
+_refuse(special.nbdtrik, "y, n and p", "nbdtr(k, n, p) = y for the count k")
+_refuse(special.nbdtrin, "k, y and p", "nbdtr(k, n, p) = y for the count n")
+_refuse(special.ncfdtridfd, "dfn, p, nc and f",
+        "ncfdtr(dfn, dfd, nc, f) = p for the degrees of freedom dfd")
+_refuse(special.ncfdtridfn, "p, dfd, nc and f",
+        "ncfdtr(dfn, dfd, nc, f) = p for the degrees of freedom dfn")
+_refuse(special.nctdtridf, "p, nc and t", "nctdtr(df, nc, t) = p for the degrees of freedom df")
+_refuse(special.nctdtrinc, "df, p and t", "nctdtr(df, nc, t) = p for the noncentrality nc")
+_refuse(special.pdtrik, "p and m", "pdtr(k, m) = p for the count k")
+_refuse(special.stdtridf, "p and t", "stdtr(df, t) = p for the degrees of freedom df")
+_row(special.ncfdtrinc, *[not_implemented(
+    "dfn, dfd, p and f of scipy.special.ncfdtrinc, which solves ncfdtr(dfn, dfd, nc, f) = p "
+    "for the noncentrality nc: its derivatives need ncfdtr's derivative in nc, for which "
+    "pullback has no rule")] * 4)

@@ -1,6 +1,7 @@
 """scipy.special's integrals and their relatives: the regularized incomplete gamma and
 beta functions and their inverses, the distribution functions built on them, the
-exponential integrals, spence, Owen's T, the complete elliptic integrals and the AGM, the
+exponential integrals, the sine and cosine integrals (``sici``, ``shichi``), the Fresnel
+integrals and the modified ones (``modfresnelp``, ``modfresnelm``), spence, Owen's T, the
 Faddeeva and Voigt functions, Lambert W and the Hurwitz zeta function (zeta and lambertw
 are thin wrappers around private ufuncs, which have the rules instead).
 
@@ -10,9 +11,10 @@ closed form (a tracked one raises NoRuleError), nor has the Hurwitz zeta functio
 exponent. Integer counts (expn's n, the k and n of the binomial, negative binomial and
 Poisson distributions) are constants.
 
-Not declared, for want of a closed form in scipy.special's functions: the Riemann zeta
-function zeta(x) and zetac (no derivative in x). The complements and inverses of the
-distribution functions, kolmogorov and smirnov are in scipy_special_distributions.py.
+The Riemann zeta function zeta(x) (SciPy's private ``_riemann_zeta``) and ``zetac(x) =
+zeta(x) - 1`` have no derivative in x in closed form in scipy.special: zeta(x) has no
+rule, and zetac refuses x by name. The complements and inverses of the distribution
+functions, kolmogorov and smirnov are in special_distributions.py.
 """
 
 import numpy as np
@@ -20,7 +22,17 @@ from scipy import special
 from scipy.special import _ufuncs
 
 from ...extend import composite, elementwise, not_implemented, plain, rrule
-from .special import IMAG_UNIT, SQRT2, SQRT_2PI, SQRT_PI, _log1prel, _near_zero
+from .special import (
+    IMAG_UNIT,
+    SQRT2,
+    SQRT_2PI,
+    SQRT_PI,
+    _log1prel,
+    _near_zero,
+    _outputs_rule,
+    _row,
+    _terms,
+)
 
 # ---------------------------------------------------------------------------- incomplete functions
 
@@ -33,7 +45,7 @@ def _gamma_density(a, x):
     return np.exp(special.xlogy(a - 1, x) - x - special.gammaln(a))
 
 
-@rrule(special.gammainc)
+@rrule(special.gammainc, batched=True)
 def gammainc_rule(a, x):
     def gammainc_pullback(g):
         return (NO_SHAPE, g * _gamma_density(a, x))
@@ -41,7 +53,7 @@ def gammainc_rule(a, x):
     return special.gammainc(a, x), gammainc_pullback
 
 
-@rrule(special.gammaincc)
+@rrule(special.gammaincc, batched=True)
 def gammaincc_rule(a, x):
     def gammaincc_pullback(g):
         return (NO_SHAPE, -g * _gamma_density(a, x))
@@ -49,7 +61,7 @@ def gammaincc_rule(a, x):
     return special.gammaincc(a, x), gammaincc_pullback
 
 
-@rrule(special.betainc)
+@rrule(special.betainc, batched=True)
 def betainc_rule(a, b, x):
     def betainc_pullback(g):
         # d I_x(a, b) / dx = x^(a - 1) (1 - x)^(b - 1) / B(a, b) (DLMF 8.17.2)
@@ -75,7 +87,7 @@ def _t_density(df, t):
 
 
 # the inverses, by the inverse function theorem: dx/dy = 1 / (dy/dx) at x = ans
-@rrule(special.gammaincinv)
+@rrule(special.gammaincinv, batched=True)
 def gammaincinv_rule(a, y):
     ans = special.gammaincinv(a, y)
 
@@ -85,7 +97,7 @@ def gammaincinv_rule(a, y):
     return ans, gammaincinv_pullback
 
 
-@rrule(special.gammainccinv)
+@rrule(special.gammainccinv, batched=True)
 def gammainccinv_rule(a, y):
     ans = special.gammainccinv(a, y)
 
@@ -95,7 +107,7 @@ def gammainccinv_rule(a, y):
     return ans, gammainccinv_pullback
 
 
-@rrule(special.betaincinv)
+@rrule(special.betaincinv, batched=True)
 def betaincinv_rule(a, b, y):
     ans = special.betaincinv(a, b, y)
 
@@ -107,7 +119,7 @@ def betaincinv_rule(a, b, y):
 
 # distribution functions: Student's t and F, whose degrees of freedom have no derivative;
 # chi-square and gamma (rate a, shape b) are incomplete gamma functions, exactly as SciPy's
-@rrule(special.stdtr)
+@rrule(special.stdtr, batched=True)
 def stdtr_rule(df, t):
     def stdtr_pullback(g):
         return (NO_DF, g * _t_density(df, t))
@@ -115,7 +127,7 @@ def stdtr_rule(df, t):
     return special.stdtr(df, t), stdtr_pullback
 
 
-@rrule(special.fdtr)
+@rrule(special.fdtr, batched=True)
 def fdtr_rule(dfn, dfd, x):
     def fdtr_pullback(g):
         # fdtr = betainc(dfn / 2, dfd / 2, w), w = dfn x / (dfd + dfn x)
@@ -162,36 +174,51 @@ elementwise(special.owens_t, lambda ans, h, a: -np.exp(-h * h / 2) / SQRT_2PI
             * special.erf(a * h / SQRT2) / 2,
             lambda ans, h, a: np.exp(-h * h * (1 + a * a) / 2) / (2 * np.pi * (1 + a * a)))
 
-
-def _ellipk_dm(m):
-    # (E - (1 - m) K) / (2 m (1 - m)) (DLMF 19.4.1, in the parameter m = k^2)
-    return _near_zero(m, lambda m: (special.ellipe(m) - (1 - m) * special.ellipk(m))
-                      / (2 * m * (1 - m)),
-                      [np.pi / 8, 9 * np.pi / 64, 75 * np.pi / 512, 1225 * np.pi / 8192,
-                       19845 * np.pi / 131072])
+# the sine and cosine integrals, hyperbolic and not, and the Fresnel integrals
 
 
-def _ellipe_dm(m):
-    # (E - K) / (2 m)
-    return _near_zero(m, lambda m: (special.ellipe(m) - special.ellipk(m)) / (2 * m),
-                      [-np.pi / 8, -3 * np.pi / 64, -15 * np.pi / 512, -175 * np.pi / 8192,
-                       -2205 * np.pi / 131072])
+def _sinhc(x):
+    # sinh(x) / x, and its Taylor series near 0
+    return _near_zero(x, lambda x: np.sinh(x) / x, [1, 0, 1 / 6, 0, 1 / 120])
 
 
-def _agm_db(a, b):
-    # agm(a, b) = a agm(1, x) and agm(1, x) = pi / (2 K(1 - x^2)), x = b / a (DLMF 19.8.5);
-    # agm(0, b) = 0 for every b
-    zero = plain(a) == 0
-    x = b / np.where(zero, 1.0, a)
-    m = 1 - x * x
-    k = special.ellipk(m)
-    return np.where(zero, 0.0, np.pi * x * _ellipk_dm(m) / (k * k))
+@rrule(special.sici, batched=True)
+def sici_rule(x):
+    def sici_pullback(g):
+        # Si' = sin(x) / x, Ci' = cos(x) / x (DLMF 6.2.9, 6.2.11; SciPy's Ci of x < 0 is
+        # the real part, Ci(|x|), whose derivative is the same)
+        return (_terms(g, (lambda: np.sinc(x / np.pi), lambda: np.cos(x) / x)),)
+
+    return special.sici(x), sici_pullback
 
 
-elementwise(special.ellipk, lambda ans, m: _ellipk_dm(m), singular=True)
-elementwise(special.ellipe, lambda ans, m: _ellipe_dm(m), singular=True)
-elementwise(special.agm, lambda ans, a, b: _agm_db(b, a), lambda ans, a, b: _agm_db(a, b),
-            singular=True)
+@rrule(special.shichi, batched=True)
+def shichi_rule(x):
+    def shichi_pullback(g):
+        # Shi' = sinh(x) / x, Chi' = cosh(x) / x (DLMF 6.2.15, 6.2.16)
+        return (_terms(g, (lambda: _sinhc(x), lambda: np.cosh(x) / x)),)
+
+    return special.shichi(x), shichi_pullback
+
+
+@rrule(special.fresnel, batched=True)
+def fresnel_rule(z):
+    def fresnel_pullback(g):
+        # (S, C)' = (sin(pi z^2 / 2), cos(pi z^2 / 2)) (DLMF 7.2.7, 7.2.8)
+        t = np.pi / 2 * z * z
+        return (_terms(g, (lambda: np.sin(t), lambda: np.cos(t))),)
+
+    return special.fresnel(z), fresnel_pullback
+
+
+# the modified Fresnel integrals F(x) = int_x^inf exp(+-i t^2) dt and K(x) = exp(-+i (x^2 +
+# pi / 4)) F(x) / sqrt(pi): F' = -exp(+-i x^2), K' = -+2i x K - exp(-+i pi / 4) / sqrt(pi).
+# (SciPy's F of x < 0 has another imaginary part than this integral's, and so another
+# derivative; its K is the integral's.)
+_outputs_rule(special.modfresnelp, lambda ans, x: (
+    lambda: -np.exp(1j * x * x), lambda: -2j * x * ans[1] - np.exp(-0.25j * np.pi) / SQRT_PI))
+_outputs_rule(special.modfresnelm, lambda ans, x: (
+    lambda: -np.exp(-1j * x * x), lambda: 2j * x * ans[1] - np.exp(0.25j * np.pi) / SQRT_PI))
 
 
 # the Faddeeva function w(z) = exp(-z^2) erfc(-iz), and the Voigt profile
@@ -250,9 +277,14 @@ NO_ZETA_X = not_implemented("the exponent x of the Hurwitz zeta function: its de
                             "x has no closed form in scipy.special")
 
 
-@rrule(_ufuncs._zeta)
+@rrule(_ufuncs._zeta, batched=True)
 def zeta_rule(x, q):
     def zeta_pullback(g):
         return (NO_ZETA_X, -g * x * special.zeta(x + 1, q))  # DLMF 25.11.17
 
     return special.zeta(x, q), zeta_pullback
+
+
+_row(special.zetac, not_implemented(
+    "the argument x of scipy.special.zetac (zeta(x) - 1): the derivative of the Riemann zeta "
+    "function has no closed form in scipy.special"))

@@ -1,28 +1,32 @@
 """scipy.special's orthogonal polynomials evaluated at x (``eval_legendre``,
-``eval_chebyt`` ... ``eval_jacobi``), the associated Legendre function ``lpmv``, the
-Hankel functions (``hankel1``, ``hankel2`` and their scaled forms), and the confluent
-hypergeometric ``hyp0f1`` and ``hyperu`` and Wright's ``wright_bessel`` and
-``log_wright_bessel``, in x (z): their derivatives are functions of the same families, so
-they differentiate to every order.
+``eval_chebyt`` ... ``eval_jacobi``, ``eval_sh_jacobi``), the associated Legendre function
+``lpmv``, the Hankel functions (``hankel1``, ``hankel2`` and their scaled forms), the
+hypergeometric ``hyp1f1``, ``hyp2f1``, ``hyp0f1`` and ``hyperu`` and Wright's
+``wright_bessel`` and ``log_wright_bessel``, and the Kelvin functions (``ber`` ... ``keip``
+and ``kelvin``), in x (z): their derivatives are functions of the same families, so they
+differentiate to every order.
 
 The degree n is a constant (a count), and so are the parameters alpha and beta of the
-Gegenbauer, generalized Laguerre and Jacobi polynomials: their derivatives in them have
-no closed form in scipy.special (a tracked one raises NoRuleError). A polynomial of
+Gegenbauer, generalized Laguerre and Jacobi polynomials and p and q of the shifted Jacobi
+ones: their derivatives in them have no closed form in scipy.special (a tracked one raises
+NoRuleError). A polynomial of
 degree 0 has the derivative 0. The orders v of the Hankel functions are constants, as
-those of the other Bessel functions (scipy_special.py).
+those of the other Bessel functions (special_bessel.py).
 
     P_n' = C_(n-1)^(3/2),  T_n' = n U_(n-1),  U_n' = 2 C_(n-1)^(2),
     C_n^(a)' = 2 a C_(n-1)^(a+1),  L_n^(a)' = -L_(n-1)^(a+1),  H_n' = 2 n H_(n-1),
     He_n' = n He_(n-1),  P_n^(a,b)' = (n + a + b + 1) / 2 P_(n-1)^(a+1,b+1)
     (DLMF 18.9.19, 18.9.21, 18.9.23, 18.9.25, 18.9.26), and the shifted ones by the chain
-    rule: chebyc(n, x) = 2 T_n(x / 2), chebys(n, x) = U_n(x / 2), sh_*(n, x) = *(n, 2 x - 1).
+    rule: chebyc(n, x) = 2 T_n(x / 2), chebys(n, x) = U_n(x / 2), sh_*(n, x) = *(n, 2 x - 1);
+    G_n^(p,q)(x) = P_n^(p-q,q-1)(2 x - 1) / binom(2n + p - 1, n) has G_n' = n G_(n-1)^(p+2,q+1).
     H_v' = (H_(v-1) - H_(v+1)) / 2 (DLMF 10.6.1); hankel1e = e^(-iz) H1, hankel2e = e^(iz) H2.
     0F1(; v; z)' = 0F1(; v + 1; z) / v,  U(a, b, x)' = -a U(a + 1, b + 1, x) (DLMF 13.3.22),
     Phi(a, b; x)' = Phi(a, a + b; x) (term by term), and (1 - x^2) P_v^m' = (v + m) P_(v-1)^m
     - v x P_v^m (DLMF 14.10.5).
-Their other parameters have no derivative in closed form (a tracked one raises
-NoRuleError). The Kelvin functions ber, bei, ker, kei and their derivatives berp ... keip
-differentiate by the Kelvin equation; jve and yve of a real argument are jv and yv (of a
+Their other parameters (and hyp1f1's and hyp2f1's a, b, c) have no derivative in closed
+form (a tracked one raises NoRuleError). The Kelvin functions ber, bei, ker, kei, their
+derivatives berp ... keip and kelvin(x) = (ber + i bei, ker + i kei, berp + i beip, kerp +
+i keip) differentiate by the Kelvin equation; jve and yve of a real argument are jv and yv (of a
 complex one, not holomorphic, they are refused).
 """
 
@@ -30,7 +34,8 @@ import numpy as np
 from scipy import special
 
 from ...extend import NoRuleError, not_implemented, plain, rrule
-from .special_distributions import _row
+from .._util import conj_if_complex
+from .special import _outputs_rule, _row
 
 NO_POLYNOMIAL_PARAMETER = not_implemented(
     "a parameter alpha or beta of an orthogonal polynomial: its derivative has no closed "
@@ -43,15 +48,16 @@ def _lower(n, derivative):
     return np.where(n > 0, derivative(np.maximum(n - 1, 0)), 0.0)
 
 
-def _polynomial(func, dx, parameters=0):
+def _polynomial(func, dx, parameters=0, refusal=NO_POLYNOMIAL_PARAMETER):
     """An rrule for ``func(n, *parameters, x)``: n and the parameters constants (the
-    parameters refused by name), ``dx(n, *parameters, x)`` the derivative in x."""
+    parameters refused by name, with ``refusal``), ``dx(n, *parameters, x)`` the derivative
+    in x."""
 
     def polynomial_rule(n, *args):
         ans = func(n, *args)
 
         def polynomial_pullback(g):
-            return (None, *[NO_POLYNOMIAL_PARAMETER] * parameters,
+            return (None, *[refusal] * parameters,
                     g * _lower(n, lambda m: dx(n, m, *args)))
 
         polynomial_pullback.__name__ = polynomial_pullback.__qualname__ = \
@@ -59,7 +65,7 @@ def _polynomial(func, dx, parameters=0):
         return ans, polynomial_pullback
 
     polynomial_rule.__name__ = polynomial_rule.__qualname__ = f"{func.__name__}_rule"
-    rrule(func)(polynomial_rule)
+    rrule(func, batched=True)(polynomial_rule)
 
 
 def _chebyt_dx(n, m, x):
@@ -89,6 +95,11 @@ _polynomial(special.eval_genlaguerre,
 _polynomial(special.eval_jacobi,
             lambda n, m, a, b, x: (n + a + b + 1) / 2 * special.eval_jacobi(m, a + 1, b + 1, x),
             2)
+_polynomial(special.eval_sh_jacobi,
+            lambda n, m, p, q, x: n * special.eval_sh_jacobi(m, p + 2, q + 1, x), 2,
+            refusal=not_implemented(
+                "a parameter p or q of scipy.special.eval_sh_jacobi: its derivative has no "
+                "closed form in scipy.special"))
 
 # ---------------------------------------------------------------------------- Hankel
 
@@ -107,7 +118,7 @@ def _hankel(func, scale):
         return ans, hankel_pullback
 
     hankel_rule.__name__ = hankel_rule.__qualname__ = f"{func.__name__}_rule"
-    rrule(func)(hankel_rule)
+    rrule(func, batched=True)(hankel_rule)
 
 
 _hankel(special.hankel1, 0)
@@ -116,6 +127,32 @@ _hankel(special.hankel1e, -1j)
 _hankel(special.hankel2e, 1j)
 
 # ---------------------------------------------------------------------------- hypergeometric
+
+NO_HYPERGEOMETRIC_PARAMETER = not_implemented(
+    "a parameter a, b or c of a hypergeometric function: its derivative has no closed form "
+    "in scipy.special (differentiate with respect to the argument z only)")
+
+
+@rrule(special.hyp1f1, batched=True)
+def hyp1f1_rule(a, b, z):
+    def hyp1f1_pullback(g):
+        # d/dz 1F1(a; b; z) = a / b 1F1(a + 1; b + 1; z) (DLMF 13.3.15)
+        d = a / b * special.hyp1f1(a + 1, b + 1, z)
+        return (NO_HYPERGEOMETRIC_PARAMETER, NO_HYPERGEOMETRIC_PARAMETER,
+                g * conj_if_complex(d))
+
+    return special.hyp1f1(a, b, z), hyp1f1_pullback
+
+
+@rrule(special.hyp2f1, batched=True)
+def hyp2f1_rule(a, b, c, z):
+    def hyp2f1_pullback(g):
+        # d/dz 2F1(a, b; c; z) = a b / c 2F1(a + 1, b + 1; c + 1; z) (DLMF 15.5.1)
+        d = a * b / c * special.hyp2f1(a + 1, b + 1, c + 1, z)
+        return (NO_HYPERGEOMETRIC_PARAMETER,) * 3 + (g * conj_if_complex(d),)
+
+    return special.hyp2f1(a, b, c, z), hyp2f1_pullback
+
 
 NO_PARAMETER = not_implemented("a parameter (order or index) of this function: its "
                                "derivative has no closed form in scipy.special")
@@ -142,6 +179,10 @@ _row(special.berp, lambda ans, x: -special.bei(x) - ans / x)
 _row(special.beip, lambda ans, x: special.ber(x) - ans / x)
 _row(special.kerp, lambda ans, x: -special.kei(x) - ans / x)
 _row(special.keip, lambda ans, x: special.ker(x) - ans / x)
+# kelvin(x) = (Be, Ke, Be', Ke'), Be = ber + i bei: Be'' = i Be - Be' / x, as Ke''
+_outputs_rule(special.kelvin, lambda ans, x: (
+    lambda: ans[2], lambda: ans[3], lambda: 1j * ans[0] - ans[2] / x,
+    lambda: 1j * ans[1] - ans[3] / x))
 
 # ---------------------------------------------------------------------------- scaled Bessel
 

@@ -395,13 +395,13 @@ for _dist, _name, _rule in [(st.dirichlet, "dirichlet", _dirichlet_rule),
                             (st.multivariate_normal, "multivariate_normal", _mvn_rule)]:
     for _method in ("logpdf", "pdf"):
         _prim = _intercept(_dist, _name, _method)
-        rrule(_prim)(_rule(_prim, _method == "logpdf"))
+        rrule(_prim, batched=True)(_rule(_prim, _method == "logpdf"))
 
 
 _mvn_entropy = _intercept(st.multivariate_normal, "multivariate_normal", "entropy")
 
 
-@rrule(_mvn_entropy)
+@rrule(_mvn_entropy, batched=True)
 def mvn_entropy_rule(mean=None, cov=1):
     """entropy = (rank (log 2 pi + 1) + log pdet(cov)) / 2: with respect to cov (the
     pseudo-determinant's derivative is the pseudo-inverse where the rank stays put); the

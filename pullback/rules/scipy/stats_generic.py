@@ -202,7 +202,7 @@ def discrete_variate(k):
     return k
 
 
-@rrule(discrete_variate)
+@rrule(discrete_variate, batched=True)
 def discrete_variate_rule(k):
     def discrete_variate_pullback(g):
         return (NO_DISCRETE_VARIATE,)

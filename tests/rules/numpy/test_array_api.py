@@ -1,5 +1,6 @@
 """NumPy 2's array-API functions (rules/array_api.py): the rows are dropped on NumPy 1.26,
-which has none of them, and so are the separate tests."""
+which has none of them, and so are the separate tests (but those of np.matmul's keywords,
+which rules/linalg.py reads with array_api's ``core_axes``)."""
 
 import warnings
 
@@ -66,8 +67,15 @@ SPECS = [
          name="np.vecdot(axes)"),
     Spec(MATVEC, [((3, 2, 4), (4,))], kwargs={"axes": [[(0, 2), (0,), (1,)]]},
          name="np.matvec(axes)"),
-    Spec(VECMAT, [((3,), (4, 3, 2))], kwargs={"axes": [[(0,), (1, 0), (0,)]]},
+    Spec(VECMAT, [((3,), (4, 3, 2))], kwargs={"axes": [[(0,), (1, 0), (0,)], [0, (1, 0), -1]]},
          name="np.vecmat(axes)"),
+    # keepdims=: the contracted axis kept where the output's entry (or axis=) puts it, else
+    # last; an integer for a tuple of one axis
+    Spec(VECDOT, [((3, 2), (2, 3))],
+         kwargs={"axes": [[0, 1], [0, 1, 0], [(0,), (1,), (-1,)]], "keepdims": [True]},
+         name="np.vecdot(axes, keepdims)"),
+    Spec(MATVEC, [((3, 2, 4), (4,))], kwargs={"axes": [[(0, 2), 0, 1], [(0, -1), (0,), 0]]},
+         name="np.matvec(axes, integers)"),
     # the numpy.linalg spellings
     Spec(OUTER, [((3,), (2,)), ((1,), (3,))]),
     Spec(OUTER, [((3,), (2,))], domain="complex", name="np.linalg.outer(complex)"),
@@ -146,10 +154,84 @@ def test_gufunc_axes_keywords_pass_numpys_errors_on():
         pb.grad(lambda x: np.sum(np.vecdot(x, x[:2], axis=0)))(x)
 
 
-def test_matmul_axes_is_refused_with_the_advice_to_move_the_axes():
-    a = np.ones((3, 4, 2))
-    with pytest.raises(TypeError, match=r"np\.matmul on a tracked value .*'axes'.*np\.moveaxis"):
-        pb.grad(lambda a: np.sum(np.matmul(a, a, axes=[(0, 1), (1, 0), (0, 1)])))(a)
+def test_matmul_dtype_keyword_raises_a_clear_error():
+    a = np.arange(6.0).reshape(3, 2)
+    np.matmul(a, a.T, dtype=np.complex128)  # NumPy takes it
+    with pytest.raises(TypeError, match=r"np\.matmul on a tracked value .*'dtype'"):
+        pb.grad(lambda a: np.sum(np.matmul(a, a.T, dtype=np.complex128)))(a)
+
+
+# the gufuncs' keyword spellings, valid and not: (name, shapes, keywords)
+_SPELLINGS = [
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 1), (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (4, 3, 2)), {"axes": [(0, 1), (0, 1), (1, 0)]}),
+    ("matmul", ((4,), (4, 5)), {"axes": [0, (0, 1), 0]}),
+    ("matmul", ((4,), (4,)), {"axes": [(0,), (0,), ()]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(np.int64(0), 1), (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": ((0, 1), (1, 0), (0, 1))}),  # not a list
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 1), (1, 0)]}),  # the output's missing
+    ("matmul", ((4,), (4,)), {"axes": [0, 0]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [0, (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [[0, 1], (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 3), (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 0), (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 1), (1, 0), (1, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0.0, 1), (1, 0), (0, 1)]}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": None}),
+    ("matmul", ((3, 4, 2), (3, 4, 2)), {"axes": [(0, 1), (0, 1), (0, 1)]}),  # sizes 3, 4
+    ("matmul", ((3, 4, 2), (5, 2, 4)), {"axes": [(1, 2), (1, 2), (1, 2)]}),  # loops 3, 5
+    ("matmul", ((4,), (4,)), {"axis": 0}),
+    ("matmul", ((2, 3), (3, 2)), {"keepdims": False}),
+    ("matmul", ((), (3,)), {"axes": [(0, 1), 0, 0]}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": 0}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": np.int64(-2), "keepdims": True}),
+    ("vecdot", ((3, 2), (3, 2)), {"axes": [0, 0, 1], "keepdims": True}),
+    ("vecdot", ((3, 2), (3, 2)), {"axes": [(0,), (0,), ()]}),
+    ("vecdot", ((3, 2), (3, 2)), {"keepdims": True}),
+    ("vecdot", ((3, 2), (3, 2)), {"axes": [0, 0, ()], "keepdims": True}),
+    ("vecdot", ((3, 2), (3, 2)), {"axes": [0, 0, (0,)]}),
+    ("vecdot", ((3, 2), (3, 2)), {"axes": [(0,)]}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": 0.0}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": (0,)}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": 2}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": None}),
+    ("vecdot", ((3, 2), (3, 2)), {"keepdims": None}),
+    ("vecdot", ((3, 2), (3, 2)), {"axis": 0, "axes": [0, 0]}),
+    ("vecdot", ((3, 2), (2, 3)), {"axis": 0}),  # sizes 3, 2
+    ("matvec", ((3, 2, 4), (4,)), {"axes": [(0, 2), (0,), (1,)]}),
+    ("matvec", ((3, 2, 4), (4,)), {"axes": [(0, 2), 0, -1]}),
+    ("matvec", ((3, 2, 4), (4,)), {"axes": [(0, 2), (0,)]}),
+    ("matvec", ((3, 2, 4), (4,)), {"axis": 0}),
+    ("matvec", ((3, 2, 4), (4,)), {"keepdims": True}),
+    ("vecmat", ((3,), (4, 3, 2)), {"axes": [0, (1, 0), 0]}),
+    ("vecmat", ((3,), (4, 3, 2)), {"axes": [0, (1, 0), (0, 1)]}),
+]
+
+
+@pytest.mark.parametrize("name, shapes, kw", _SPELLINGS,
+                         ids=[f"{n}-{k}" for k, (n, _, _) in enumerate(_SPELLINGS)])
+def test_gufunc_keywords_are_numpys(name, shapes, kw):
+    """Every spelling NumPy takes gives NumPy's value and derivatives; one NumPy refuses
+    raises NumPy's error: for a keyword NumPy refuses whatever the sizes, with pullback's
+    sentence first and NumPy's words after it."""
+    func = getattr(np, name, None)
+    if func is None:
+        pytest.skip(f"np.{name} is a later NumPy's")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s) for s in shapes]
+    try:
+        func(*args, **kw)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error)) as raised:
+            func(pb.param(args[0]), *args[1:], **kw)
+        try:  # (the same keywords on operands of size 1: NumPy refuses the keywords)
+            func(*[np.ones((1,) * len(s)) for s in shapes], **kw)
+        except (TypeError, ValueError):
+            said = str(raised.value)  # (axis= and axes= both: NumPy's, before dispatch)
+            assert said == str(error) or said.startswith(f"pullback: np.{name}(..., ")
+            assert str(error) in said
+        return
+    _check_like_user(lambda *xs: func(*xs, **kw), *args)
 
 
 @needs_numpy2

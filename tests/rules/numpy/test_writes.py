@@ -1,6 +1,6 @@
 import numpy as np
 
-from pullback.rules.numpy.writes import index_update, reread, ufunc_where
+from pullback._engine.writes import index_update, reread, ufunc_where
 
 from ..spec import UNARY, Spec
 from .test_indexing import INDICES, X

@@ -1,5 +1,6 @@
 """scipy.special's complements and inverses of the distribution functions, nctdtr, the
-Kolmogorov-Smirnov functions, k0e, k1e and ellipkm1 (rules/scipy_special_distributions.py)."""
+noncentral chi-square and F distributions, the Kolmogorov-Smirnov functions, k0e and k1e
+(rules/scipy/special_distributions.py), and ellipkm1 (rules/scipy/special_elliptic.py)."""
 
 import numpy as np
 import pytest
@@ -116,3 +117,32 @@ SPECS += [
     Spec(special.nctdtrit, UNARY, domain=PROB, kwargs={"df": [1.5, 6.0], "nc": [-0.8, 1.3]},
          call=lambda p, df, nc: special.nctdtrit(df, nc, p), rtol=1e-5),
 ]
+
+# the noncentral chi-square in its noncentrality, and the noncentral F in its variate
+PAIRS = [((), ()), ((3,), (3,)), ((2, 1), (1, 3))]
+SPECS += [
+    Spec(special.chndtr, PAIRS, domain=(POS, _between(0.3, 3.0)), kwargs={"df": [2.0, 5.5]},
+         call=lambda x, nc, df: special.chndtr(x, df, nc), name="special.chndtr(x, nc)"),
+    Spec(special.chndtrix, PAIRS, domain=(PROB, _between(0.3, 3.0)),
+         kwargs={"df": [2.0, 5.5]}, call=lambda p, nc, df: special.chndtrix(p, df, nc),
+         name="special.chndtrix(p, nc)"),
+    Spec(special.chndtrinc, PAIRS, domain=(_between(6.0, 9.0), _between(0.2, 0.4)),
+         kwargs={"df": [2.0, 5.5]}, call=lambda x, p, df: special.chndtrinc(x, df, p)),
+    Spec(special.ncfdtr, UNARY, domain=POS,
+         kwargs={"dfn": [1.5, 6.0], "dfd": [2.5, 7.0], "nc": [0.5, 4.0]},
+         call=lambda f, dfn, dfd, nc: special.ncfdtr(dfn, dfd, nc, f)),
+    Spec(special.ncfdtri, UNARY, domain=PROB,
+         kwargs={"dfn": [1.5, 6.0], "dfd": [2.5, 7.0], "nc": [0.5, 4.0]},
+         call=lambda p, dfn, dfd, nc: special.ncfdtri(dfn, dfd, nc, p)),
+]
+
+
+@pytest.mark.parametrize("i", [0, 1, 2], ids=["dfn", "dfd", "nc"])
+def test_ncfdtr_refuses_its_parameters_by_name(i):
+    args = [3.0, 6.0, 1.5, 1.2]
+
+    def f(t):
+        return special.ncfdtr(*args[:i], t, *args[i + 1:])
+
+    with pytest.raises(pb.NoRuleError, match="degrees of freedom|noncentrality nc"):
+        pb.grad(f)(args[i])

@@ -1,5 +1,5 @@
-"""scipy.special's orthogonal polynomials and Hankel functions
-(rules/scipy_special_more.py)."""
+"""scipy.special's orthogonal polynomials, Hankel, hypergeometric and Kelvin functions
+(rules/scipy/special_more.py)."""
 
 import numpy as np
 import pytest
@@ -41,6 +41,7 @@ SPECS = [
     _in_x(special.eval_gegenbauer, alpha=[0.7, 2.0]),
     _in_x(special.eval_genlaguerre, _between(0.1, 3.0), alpha=[0.5, 2.0]),
     _in_x(special.eval_jacobi, alpha=[0.5], beta=[1.5]),
+    _in_x(special.eval_sh_jacobi, _between(0.05, 0.95), p=[2.5, 3.0], q=[0.7, 1.5]),
     Spec(special.eval_legendre, UNARY, domain=UNIT, call=lambda x: special.eval_legendre(2.5, x),
          name="scipy.special.eval_legendre(non-integer degree)"),
     *[Spec(func, UNARY, domain=_between(0.5, 3.0), kwargs={"v": [0.0, 1.5]},
@@ -56,6 +57,8 @@ SPECS = [
 def test_a_polynomial_parameter_has_no_rule():
     with pytest.raises(pb.NoRuleError, match="parameter alpha or beta"):
         pb.grad(lambda a: special.eval_gegenbauer(3, a, 0.3))(1.5)
+    with pytest.raises(pb.NoRuleError, match="parameter p or q of scipy.special.eval_sh_jacobi"):
+        pb.grad(lambda q: special.eval_sh_jacobi(3, 2.5, q, 0.3))(1.5)
 
 
 SPECS += [
@@ -80,6 +83,7 @@ SPECS += [
     *[Spec(func, UNARY, domain=_between(0.5, 4.0)) for func in (
         special.ber, special.bei, special.ker, special.kei,
         special.berp, special.beip, special.kerp, special.keip)],
+    Spec(special.kelvin, UNARY, domain=_between(0.5, 4.0)),
     *[Spec(func, UNARY, domain=_between(0.5, 4.0), kwargs={"v": [0.0, 1.5]},
            call=lambda z, v, func=func: func(v, z)) for func in (special.jve, special.yve)],
 ]
