@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LIBRARIES = ["pullback", "pullback._jit.trace", "autograd", "PyTorch eager", "JAX eager", "jax.jit"]
+LIBRARIES = ["pullback", "pullback.jit", "autograd", "PyTorch eager", "JAX eager", "jax.jit"]
 WORKLOADS = ["small_mlp", "rnn", "scalar_chain", "hessian", "jacobian_mlp", "large_mlp",
              "training_loop"]
 

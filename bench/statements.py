@@ -69,7 +69,7 @@ def main():
 
     from bench import workloads as W
     from bench.libs import tape_lib
-    from pullback._engine.backward import Linearized
+    from pullback._engine.vjp import Linearized
 
     d = W.make_data("small_mlp")
     params, x, Y = d["params"], d["x"], d["Y"]

@@ -24,7 +24,8 @@ import numpy as np
 import scipy.special as special
 
 import pullback as pb
-from pullback._engine.registry import body_of, registered_nondifferentiable, registered_rules
+from pullback._engine.register import registered_nondifferentiable, registered_rules
+from pullback._engine.registry import body_of
 
 # NumPy's array constructors: array, asarray and the like are pullback's own (construct.py);
 # the others take shapes and lengths, or build from a start and step (arange, full), on

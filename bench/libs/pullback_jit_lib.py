@@ -1,4 +1,4 @@
-"""pullback._jit.trace: the workloads of pullback_lib through ``pb.jit``. The first call traces and
+"""pullback.jit: the workloads of pullback_lib through ``pb.jit``. The first call traces and
 compiles (the report's *first call*); the timed calls replay the generated program."""
 
 import functools
