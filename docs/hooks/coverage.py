@@ -59,7 +59,10 @@ def _tables():
             space = "np ufunc methods"  # np.add.reduce, np.maximum.accumulate, ...
         elif not space.startswith(("np", "scipy")):
             space = OTHER
-        by_space[space].append((name, FORMS.get(type(rule).__name__, "rule")))
+        form = FORMS.get(type(rule).__name__, "rule")
+        if (refuses := getattr(getattr(rule, "rule", rule), "refuses", None)) is not None:
+            form = f"refuses every argument: {refuses}"
+        by_space[space].append((name, form))
     constants = sorted(pb.name_of(f) for f in pb.registered_nondifferentiable())
     known = set(registry.rules) | set(registry.nondiff)
     missing = []

@@ -424,6 +424,9 @@ def _row(func, *partials):
         return ans, row_pullback
 
     row_rule.__name__ = row_rule.__qualname__ = f"{func.__name__}_rule"
+    if all(d is None or isinstance(d, NotImplementedCotangent) for d in partials):
+        # (for the coverage page: a rule that refuses every argument, and why)
+        row_rule.refuses = next(d.reason for d in partials if d is not None)
     rrule(func, batched=True)(row_rule)
 
 
