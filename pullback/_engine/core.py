@@ -212,7 +212,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
     elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
         hub = Tracked(tuple(out), level, args, rule)
         hold(hub, saved, rule)
-        children = [Tracked(o, level, hub, Pick(i)) if is_inexact(o) else o
+        children = [Tracked(_numpy_number(o), level, hub, Pick(i)) if is_inexact(o) else o
                     for i, o in enumerate(out)]
         for c in children:  # views (np.split's pieces), arguments (np.atleast_1d(y, x)):
             if isinstance(c, Tracked) and (getattr(m := memory(c), "base", None) is not None
@@ -222,7 +222,7 @@ def record(out, rule, level, args, kwargs=None, func=None):
     elif is_inexact(out):
         if isinstance(out, np.ndarray) and isinstance(out, (np.matrix, np.ma.MaskedArray)):
             refuse_subclass(func, next((a for a in args if type(a) is type(out)), out))
-        out = Tracked(out, level, args, rule)
+        out = Tracked(_numpy_number(out), level, args, rule)
         hold(out, saved, rule)
         v = memory(out)  # a view one level down, or the argument's memory itself
         if v.__class__ is np.ndarray and (v.base is not None or args and v is memory(args[0])):
@@ -230,6 +230,13 @@ def record(out, rule, level, args, kwargs=None, func=None):
     if watching and state.watch is not None:
         state.watch(out, args, func)
     return out
+
+
+def _numpy_number(out):
+    """A Python float or complex as NumPy's: a tracked value has a dtype, which a rule's
+    output recorded again one level up needs (it would read as no gradient)."""
+    c = out.__class__
+    return np.float64(out) if c is float else np.complex128(out) if c is complex else out
 
 
 def apply(func, args, kwargs):

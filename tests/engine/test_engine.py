@@ -383,3 +383,42 @@ def test_a_python_complex_on_the_left_of_a_tracked_float_scalar(f):
     # is a NumPy scalar all the same
     x = np.array([0.3, 0.5])
     pb.check_grads(f, x, order=2)
+
+
+@pb.primitive
+def _cube_as_python_float(w):
+    return float(w) ** 3
+
+
+@pb.rrule(_cube_as_python_float, batched=True)
+def _cube_rule(w):
+    ans = _cube_as_python_float(w)  # the primitive again: one level down when nested
+    return ans, lambda g: (3 * w * w * g,)
+
+
+@pb.primitive
+def _powers_as_python_floats(w):
+    return float(w) ** 2, float(w) ** 3
+
+
+@pb.rrule(_powers_as_python_floats, batched=True)
+def _powers_rule(w):
+    ans = _powers_as_python_floats(w)
+    return ans, lambda g: (2 * w * g[0] + 3 * w * w * g[1],)
+
+
+@pytest.mark.parametrize("f", [
+    lambda w: _cube_as_python_float(w[0]) * w[1],
+    lambda w: _powers_as_python_floats(w[0])[1] + _powers_as_python_floats(w[1])[0] * w[0],
+])
+def test_a_rule_whose_output_is_a_python_float_keeps_every_level(f):
+    # a primitive's body returning float(...), and a rule that calls the primitive again:
+    # the output, recorded at each level in turn, once read as constant one level up (a
+    # Python float has no dtype), and every derivative past the first was 0
+    w = np.array([2.0, 3.0])
+    np.testing.assert_allclose(pb.grad(f)(w), central_differences(f, w), rtol=1e-6)
+    hessian = pb.hessian(f)(w)
+    for k in range(2):
+        np.testing.assert_allclose(
+            hessian[k], central_differences(lambda v, k=k: pb.grad(f)(v)[k], w),
+            rtol=1e-5, atol=1e-6)
