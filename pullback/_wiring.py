@@ -23,6 +23,6 @@ for name, ufunc in writes.IN_PLACE_OPERATORS.items():
 core.run_primitive = run_primitive
 
 # the Tracker face on every tracked value: loss.backward(), and .grad for a param only
-# (tracker.py, which sits above the engine)
+# (tracker/backprop.py, which sits above the engine)
 Tracked.backward = backward
 Tracked.grad = property(grad_of_nonparam)

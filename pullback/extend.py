@@ -77,7 +77,7 @@ __all__ = [
     "on_backend", "zeros_on", "is_foreign",
     # nodes of one's own
     "checkpoint", "hook", "stop_gradient", "nobacksies",
-    # where rules/writes.py installs the recording of x[i] = v, x += v and out=x
+    # where _engine/writes.py installs the recording of x[i] = v, x += v and out=x
     "writes",
 ]
 

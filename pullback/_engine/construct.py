@@ -7,7 +7,7 @@ value it holds.
 
 NumPy converts these in C (``np.array`` never dispatches, and a function's dispatcher
 looks only at its direct arguments), so pullback registers a stand-in for each of those
-NumPy entry points (``_interception.py``), in NumPy's namespaces while a differentiation
+NumPy entry points (``_engine/interception.py``), in NumPy's namespaces while a differentiation
 runs. A stand-in calls NumPy's own function at once; only when that raises TypeError (a
 tracked value met C's conversion) does it look for tracked values in the arguments, stack
 the lists holding them (``np.stack``, so the result is tracked), and call the function

@@ -79,7 +79,7 @@ class _ThreadState(threading.local):
     live = live_levels  # (for methods.Escaped, which sits below and cannot import it)
 
     def __init__(self):
-        self.frames, self.watch = [], None  # watch: what record shows debug.py of each node
+        self.frames, self.watch = [], None  # watch: what record shows debug/watch.py of each node
 
 
 state = _ThreadState()
@@ -91,7 +91,7 @@ class Frame:
     __slots__ = ("level", "tracker_level", "outer_no_grad")
 
     def __enter__(self):
-        activate()  # NumPy's stand-ins in place while it runs (_interception.py)
+        activate()  # NumPy's stand-ins in place while it runs (interception.py)
         self.level, self.tracker_level = next(_level_ids), None
         live_levels[self.level] = "functional"
         state.frames.append(self)
@@ -474,7 +474,7 @@ class Tracked(ArrayMethods):
     ``value`` is the plain value (or, under nested derivatives, a value tracked one level
     down); ``args`` and ``rule`` say how it was computed (None for an input). A write
     (``x[i] = v``, ``x += v``) records an update that the object itself becomes
-    (rules/writes.py).
+    (writes.py).
 
     >>> pb.grad(lambda x: (print(type(x).__name__), np.sum(x))[1])(np.ones(2))
     Tracked
@@ -482,7 +482,7 @@ class Tracked(ArrayMethods):
     """
 
     __slots__ = ("value", "level", "seq", "args", "rule", "hold", "__weakref__")
-    backward: Any  # the Tracker face's backward() and .grad (tracker.py)
+    backward: Any  # the Tracker face: backward() and .grad (tracker/backprop.py, _wiring.py)
     grad: Any
     __array_priority__ = 1000.0
     __hash__ = object.__hash__

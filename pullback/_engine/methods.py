@@ -464,7 +464,7 @@ class ArrayMethods:
     def argpartition(self, *args, **kwargs):
         return np.argpartition(self, *args, **kwargs)
 
-    # in place, as ndarray's: each a recorded write of the whole array (rules/writes.py)
+    # in place, as ndarray's: each a recorded write of the whole array (writes.py)
     def sort(self, axis=-1, kind=None, order=None):
         self[...] = np.sort(self, axis=axis, kind=kind, order=order)
 

@@ -242,7 +242,7 @@ def _original(func):
 
 
 # pb.primitive's wrappers and the SciPy functions whose calls go to a rule
-# (``_interception.swap_code``), each with the body that computes it on plain values
+# (``interception.swap_code``), each with the body that computes it on plain values
 primitive_bodies: dict = {}
 
 

@@ -88,7 +88,7 @@ def intercept(owner, name, arguments=None):
     """Make ``owner.name``, a plain Python function (SciPy's ``logsumexp``, a
     distribution's ``logpdf`` ...) that NumPy's dispatch never sees, reach its registered
     rule when called with tracked values, while a differentiation runs
-    (``_interception.py``). Returns the function to register the rule for: the function
+    (``_engine/interception.py``). Returns the function to register the rule for: the function
     itself for a Python function (its code is swapped, so every module that bound it,
     before or after pullback was imported, calls the rule), else a ``pullback.primitive``
     around it that stands in at ``owner.name``. ``arguments(*args, **kwargs)``, where

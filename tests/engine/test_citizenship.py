@@ -311,6 +311,6 @@ def test_a_numpy_function_saved_before_a_differentiation_keeps_numpys_refusal_wo
 def test_dir_shows_the_public_api_and_no_internal_module():
     names = dir(pb)
     assert {"grad", "jit", "param", "optim", "tracker", "extend"} <= set(names)
-    assert not {"core", "registry", "construct", "backward", "_interception",
+    assert not {"core", "registry", "construct", "backward", "_engine", "_jit", "_wiring",
                 "refusals", "guard", "rules"} & set(names)
     assert all(hasattr(pb, n) for n in names)

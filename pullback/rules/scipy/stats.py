@@ -21,7 +21,7 @@ a function with the distribution's own signature, ``norm.logpdf(x, loc=0, scale=
 NoRuleError (weibull_min's ``c`` and lognorm's ``s`` have one). The Poisson variate is
 discrete: no derivative with respect to k or loc. Outside the support every derivative is
 zero (the density and the cdf are constant there); logpdf and pdf take it as zero on the
-support's edge too. The quantiles (ppf, isf) and entropies are in scipy_stats_quantiles.py.
+support's edge too. The quantiles (ppf, isf) and entropies are in stats_quantiles.py.
 
 A singular multivariate normal (``allow_singular=True``, cov of rank r < n) is SciPy's:
 the pseudo-inverse and the pseudo-determinant on the range of cov. Where the rank stays

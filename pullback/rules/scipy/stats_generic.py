@@ -1,7 +1,7 @@
 """scipy.stats' generic distribution methods on tracked values: ``pdf``, ``logpdf``,
 ``cdf``, ``logcdf``, ``sf``, ``logsf``, ``ppf`` and ``isf`` of ``rv_continuous``, and
 ``pmf``, ``logpmf``, ``cdf``, ``logcdf``, ``sf`` and ``logsf`` of ``rv_discrete``: every
-family without rules of its own (those of scipy_stats.py replace the methods on their
+family without rules of its own (those of stats.py replace the methods on their
 instances), and its frozen form.
 
 SciPy's methods check the arguments, fill a plain output with ``np.place`` and hand the

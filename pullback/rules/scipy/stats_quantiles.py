@@ -1,5 +1,5 @@
 """scipy.stats quantiles and entropies: ``ppf`` and ``isf`` of the univariate families of
-scipy_stats.py with respect to q, loc, scale and the shape parameters whose cdf has a
+stats.py with respect to q, loc, scale and the shape parameters whose cdf has a
 closed-form derivative, and ``entropy`` of the families without shape parameters.
 
 With x = loc + scale ppf_std(q), the inverse function theorem on cdf(x) = q gives

@@ -1,6 +1,6 @@
 """NumPy 2's array-API functions (rules/array_api.py): the rows are dropped on NumPy 1.26,
 which has none of them, and so are the separate tests (but those of np.matmul's keywords,
-which rules/linalg.py reads with array_api's ``core_axes``)."""
+which rules/numpy/linalg.py reads with array_api's ``core_axes``)."""
 
 import warnings
 

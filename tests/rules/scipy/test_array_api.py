@@ -1,4 +1,4 @@
-"""SciPy's array-API helpers (rules/scipy_array_api.py), through the unchanged public SciPy
+"""SciPy's array-API helpers (rules/scipy/array_api.py), through the unchanged public SciPy
 functions that call them and through code written against ``array_api_compat``."""
 
 import numpy as np

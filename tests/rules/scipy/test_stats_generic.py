@@ -1,4 +1,4 @@
-"""scipy.stats' generic distribution methods (rules/scipy_stats_generic.py): one table of
+"""scipy.stats' generic distribution methods (rules/scipy/stats_generic.py): one table of
 every family of SciPy's own test parameters (``scipy.stats._distr_params``) whose methods
 differentiate, one generic spec row per family and method, and the families that do not,
 each with the reason."""
@@ -17,7 +17,7 @@ from ..spec import Args, Spec
 PARAMS = {name: params for name, params in distcont + distdiscrete
           if isinstance(name, str) and all(np.ndim(p) == 0 for p in params)}
 DISCRETE_NAMES = {name for name, _ in distdiscrete}
-# the families with rules of their own (scipy_stats.py): their methods are not the generic ones
+# the families with rules of their own (scipy/stats.py): their methods are not the generic ones
 OWN = {fam.dist.name for fam in OWN_RULES} | {"poisson"}
 
 # the families whose log-density (log-mass) differentiates in the variate, the shape
