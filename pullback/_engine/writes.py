@@ -1,5 +1,6 @@
-"""Writes into tracked arrays: ``x[index] = v``, the in-place operators (``x += v``) and
-``out=x``, each recorded as a functional update, and the ``*_like`` buffers to write into.
+"""Writes into tracked arrays: ``x[index] = v``, the in-place operators (``x += v``),
+``out=x`` and a ufunc's ``where=``, each recorded as a functional update (``index_update``,
+``ufunc_where``, whose rules are in rules/numpy/writes.py).
 
 A write makes a new node, ``index_update(old, index, v)``; since Python keeps the name
 ``x`` bound to the same object, that object takes the new node's contents (its value,

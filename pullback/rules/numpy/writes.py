@@ -4,7 +4,6 @@ written into) and ``ufunc_where`` (a ufunc's ``where=``), and the ``*_like`` buf
 write into, each a tracked constant.
 """
 
-
 import numpy as np
 
 from ..._engine.registry import rules as _rows
