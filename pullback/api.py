@@ -19,7 +19,7 @@ from ._engine.arguments import (
 from ._engine.lazy import after, checked, is_lazy
 from ._engine.registry import LossError
 from ._engine.vjp import VJP, Linearized, strip
-from .debug import loss_error
+from .debug.anomaly import loss_error
 from .tree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp"]

@@ -11,7 +11,7 @@ node it makes.
 # picture.py: graph and Graph
 # memory.py: memory_report and MemoryReport
 
-from .anomaly import detect_anomaly, loss_error  # noqa: F401  (loss_error: api.py's)
+from .anomaly import detect_anomaly
 from .memory import MemoryReport, memory_report
 from .picture import Graph, graph
 
