@@ -19,7 +19,7 @@ import numpy as np
 
 from ..tree import kind_of
 from .core import apply, top_level
-from .interception import load_scipy_rules
+from .interception import load_scipy_rules, original_of
 from .registry import (
     MINUS_ONE,
     ONE,
@@ -28,7 +28,6 @@ from .registry import (
     Elementwise,
     Reduction,
     Unbatched,
-    _original,
     astype,
     body_of,
     getitem,
@@ -49,7 +48,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _register(func, rule, *given):
     """``rules[func] = rule``, noting the module of the code the rule author ``given``
     (the rule, the transpose, the derivatives: the first with a module) as its origin."""
-    func = _original(func)
+    func = original_of(func)
     rules[func] = rule
     origin[func] = next((m for g in given if callable(g) and isinstance(
         m := getattr(g, "__module__", None), str)), "pullback")  # (add's row: ONE, ONE)
@@ -57,7 +56,7 @@ def _register(func, rule, *given):
 
 
 def _interceptable(func):
-    func = _original(func)
+    func = original_of(func)
     return (isinstance(func, np.ufunc) or hasattr(func, "_implementation")
             or is_primitive(func) or func in (getitem, astype))
 
@@ -144,7 +143,7 @@ def _check_target(where: str, func: Any) -> None:
 def arguments_of(func: Any) -> tuple[int, float] | None:
     """``(required, most)`` positional arguments of a call of ``func`` (the function a rule
     is for), or None where that is not known."""
-    func = _original(func)
+    func = original_of(func)
     if isinstance(func, np.ufunc):
         return func.nin, func.nin
     if func is getitem or func is astype:
@@ -154,9 +153,9 @@ def arguments_of(func: Any) -> tuple[int, float] | None:
 
 def _arguments_words(func: Any, n: int) -> str:
     """How messages name the ``n`` arguments of ``func``: 'x' or 'x1, x2'."""
-    arity = positional_arity(body_of(_original(func)))
+    arity = positional_arity(body_of(original_of(func)))
     try:
-        names = [p for p in inspect.signature(body_of(_original(func)))
+        names = [p for p in inspect.signature(body_of(original_of(func)))
                  .parameters][:n] if arity is not None else []
     except (TypeError, ValueError):
         names = []
@@ -209,7 +208,7 @@ def rrule(func: Callable[..., Any], batched: bool = False) -> Callable[[F], F]:
     fname = name_of(func)
 
     def register(rule: F) -> F:
-        if is_primitive(rule) or _original(rule) is _original(func):
+        if is_primitive(rule) or original_of(rule) is original_of(func):
             raise TypeError(f"pullback: @pb.rrule({fname}) decorates the rule of {fname} (its "
                             "arguments to (out, pullback)), not a pb.primitive")
         arity = arguments_of(func)
@@ -301,7 +300,7 @@ def reduction(func: Callable[..., Any], reduce: Callable[..., Any],
               vjp: Callable[..., Any]) -> None:
     """Put a reduction's row (``Reduction``) in front of ``func``'s registered general rule:
     pullback's own reductions, for the calls the engine records with no closure."""
-    rule = rules[_original(func)]
+    rule = rules[original_of(func)]
     rule = rule.rule if rule.__class__ is Reduction else rule  # (np.amax is np.max in 1.x)
     _register(func, Reduction(func, reduce, vjp, rule), reduce)
 
@@ -355,7 +354,7 @@ def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:
     """
     _check_target("pb.composite", func)
     fname, arity = name_of(func), arguments_of(func)
-    if callable(impl) and _original(impl) is _original(func):
+    if callable(impl) and original_of(impl) is original_of(func):
         raise TypeError(
             f"pullback: pb.composite({fname}, impl): impl is {fname} itself, which on tracked "
             f"values would call itself forever; impl computes {fname} with other functions "
@@ -377,7 +376,7 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
     if not funcs:
         raise TypeError("pullback: pb.nondifferentiable takes the functions to declare, got "
                         "none")
-    for func in map(_original, funcs):
+    for func in map(original_of, funcs):
         if not callable(func):
             raise TypeError("pullback: pb.nondifferentiable takes functions (NumPy functions "
                             f"or pb.primitives), got {kind_of(func)}")
@@ -392,7 +391,7 @@ def nondifferentiable(*funcs: Callable[..., Any]) -> None:
                 f"pullback: pb.nondifferentiable: {name_of(func)} has a derivative rule; for a "
                 "constant result in your code write pb.stop_gradient(f(x)) instead"
             )
-    for func in map(_original, funcs):  # (all checked first: nothing is half declared)
+    for func in map(original_of, funcs):  # (all checked first: nothing is half declared)
         nondiff.add(func)
         rules.pop(func, None)
 

@@ -237,10 +237,6 @@ def reads_lists_as_arrays(func: Any) -> bool:
         func not in _SEQUENCES)
 
 
-def _original(func):
-    return getattr(func, "_pb_original", func)
-
-
 # pb.primitive's wrappers and the SciPy functions whose calls go to a rule
 # (``interception.swap_code``), each with the body that computes it on plain values
 primitive_bodies: dict = {}

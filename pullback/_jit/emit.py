@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .._engine.interception import original_of
 from .._engine.registry import getitem
 from .bits import _number_key, _same_bits
 from .passes import share, simplify
 from .passes_memory import drop_copies, free_after, reuse_dead
-from .program import Program, _astype, _eye_product, _finite_number, _original
+from .program import Program, _astype, _eye_product, _finite_number
 from .trace import READERS, RETRACE, Traced
 
 _OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/",
@@ -30,7 +31,7 @@ _OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "
 _UNARY = {np.negative: "-", np.positive: "+", np.invert: "~"}
 
 
-_REDUCE = {_original(f): name for f, name in (
+_REDUCE = {original_of(f): name for f, name in (
     (np.sum, "np.add.reduce"), (np.max, "np.maximum.reduce"), (np.amax, "np.maximum.reduce"),
     (np.min, "np.minimum.reduce"), (np.amin, "np.minimum.reduce"),
     (np.all, "np.logical_and.reduce"), (np.any, "np.logical_or.reduce"))}
@@ -43,7 +44,7 @@ def _func_name(func):
     if isinstance(owner, np.ufunc) and getattr(np, owner.__name__, None) is owner:
         return f"np.{owner.__name__}.{name}"
     for prefix, module in _MODULES:
-        if name and _original(getattr(module, name, None)) is func:
+        if name and original_of(getattr(module, name, None)) is func:
             return f"{prefix}.{name}"
     return None
 
@@ -162,7 +163,7 @@ class _Source:
         swapaxes, the ``.reshape`` method."""
         first = args[0] if args else None
         value = first.value if isinstance(first, Traced) else None
-        if (func is _original(np.reshape) and isinstance(value, (np.ndarray, np.generic))
+        if (func is original_of(np.reshape) and isinstance(value, (np.ndarray, np.generic))
                 and len(args) == 2 and set(kwargs) <= {"order"}):
             kw = "".join(f", {k}={self.expr(v)}" for k, v in kwargs.items())
             return f"{self.expr(first)}.reshape({self.expr(args[1])}{kw})"
@@ -175,11 +176,11 @@ class _Source:
                 kw["axis"] = args[1]
             if kw.get("dtype", None) is None:
                 kw.pop("dtype", None)
-            if func is not _original(np.sum) and "dtype" in kw:
+            if func is not original_of(np.sum) and "dtype" in kw:
                 return None
             parts = "".join(f", {k}={self.expr(v)}" for k, v in kw.items())
             return f"{_REDUCE[func]}({a}{parts})"
-        if (func is _original(np.mean) and len(args) == 1
+        if (func is original_of(np.mean) and len(args) == 1
                 and set(kwargs) <= {"axis", "keepdims", "dtype"}
                 and kwargs.get("dtype") is None and value.dtype in (np.float64, np.float32)):
             # np.mean's own steps for these dtypes: the sum, divided by the count
@@ -189,9 +190,9 @@ class _Source:
             count = int(np.prod([value.shape[i] for i in axes]))
             keep = f", keepdims={self.expr(kwargs['keepdims'])}" if "keepdims" in kwargs else ""
             return f"np.add.reduce({a}, axis={self.expr(axis)}{keep}) / {count}"
-        if (func is _original(np.swapaxes) and value.ndim == 2 and not kwargs and len(args) == 3
+        if (func is original_of(np.swapaxes) and value.ndim == 2 and not kwargs and len(args) == 3
                 and {args[1], args[2]} in ({0, 1}, {-1, -2}, {0, -1}, {-2, 1})
-                and args[1] != args[2]) or (func is _original(np.transpose) and len(args) == 1
+                and args[1] != args[2]) or (func is original_of(np.transpose) and len(args) == 1
                                             and kwargs.get("axes") is None):
             return f"{a}.T"
         return None

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._engine.core import Tracked
+from .._engine.interception import original_of
 from .._engine.registry import getitem
 from .bits import _same_bits
 from .program import (
@@ -29,14 +30,13 @@ from .program import (
     _eye_product,
     _finite_number,
     _leaves,
-    _original,
 )
 
 # functions of shape and dtype alone
-_SHAPE_ONLY = frozenset(_original(f) for f in (
+_SHAPE_ONLY = frozenset(original_of(f) for f in (
     np.shape, np.size, np.ndim, np.iscomplexobj, np.isrealobj))
 # functions whose result is a new array (or an immutable scalar), never a view
-_FRESH_FUNCS = frozenset(_original(f) for f in (
+_FRESH_FUNCS = frozenset(original_of(f) for f in (
     np.dot, np.outer, np.inner, np.where, np.sum, np.mean, np.prod, np.max, np.min, np.amax,
     np.amin, np.cumsum, np.concatenate, np.stack)) | {_astype, _eye_product}
 
@@ -73,7 +73,7 @@ def _static(func, args, kwargs, static):
     if not all(id(a) in static for a in traced):
         return False
     if isinstance(func, np.ufunc) or func in _BY_ALL:
-        return func is not _original(np.where) or len(args) == 3  # np.where(c): nonzero
+        return func is not original_of(np.where) or len(args) == 3  # np.where(c): nonzero
     first = args[0] if args else None
     rest = [a for a in traced if a is not first]
     if rest:
@@ -196,9 +196,9 @@ def _broadcast_source(a, canon):
     source = canon(args[0])
     if not isinstance(source, Tracked):
         return None
-    if _original(func) is _original(np.broadcast_to) and not kwargs:
+    if original_of(func) is original_of(np.broadcast_to) and not kwargs:
         pass
-    elif not (_original(func) is _original(np.reshape) and set(kwargs) <= {"order"}
+    elif not (original_of(func) is original_of(np.reshape) and set(kwargs) <= {"order"}
               and _unit_free(np.shape(source.value)) == _unit_free(np.shape(a.value))):
         return None
     if not _NUMPY_2 and np.ndim(source.value) == 0 and np.ndim(a.value) > 0:
@@ -217,12 +217,12 @@ def _identity_view(func, args, kwargs, value):
             type(p) is slice and all(type(v) in (int, type(None)) for v in (
                 p.start, p.stop, p.step)) and p.indices(n) == (0, n, 1)
             for p, n in zip(index, x.shape))
-    return _original(func) is _original(np.reshape) and len(args) == 2 and set(
+    return original_of(func) is original_of(np.reshape) and len(args) == 2 and set(
         kwargs) <= {"order"}
 
 
-_EXTREMA = frozenset(_original(f) for f in (np.max, np.amax, np.min, np.amin))
-_SUMS = frozenset({_original(np.sum)})
+_EXTREMA = frozenset(original_of(f) for f in (np.max, np.amax, np.min, np.amin))
+_SUMS = frozenset({original_of(np.sum)})
 
 
 def _axes(axis, ndim):
@@ -241,7 +241,7 @@ def _reduction(x, kinds, canon):
         return None
     func, args, kwargs = x.args
     owner = getattr(func, "__self__", None)
-    if _original(func) in kinds or (isinstance(owner, np.ufunc) and func.__name__ == "reduce"
+    if original_of(func) in kinds or (isinstance(owner, np.ufunc) and func.__name__ == "reduce"
                                     and owner in kinds):
         if len(args) != 1 or not isinstance(args[0], Tracked) or set(kwargs) - {
                 "axis", "keepdims"}:
@@ -249,7 +249,7 @@ def _reduction(x, kinds, canon):
         source = canon(args[0])
         if not isinstance(source, Tracked):
             return None
-        axis = kwargs.get("axis", None if _original(func) in kinds else 0)
+        axis = kwargs.get("axis", None if original_of(func) in kinds else 0)
         axes = _axes(axis, np.ndim(source.value))
         return None if axes is None else (source, axes, bool(kwargs.get("keepdims", False)))
     return None
@@ -262,7 +262,7 @@ def _kept(shape, axes):
 def _extremum_of(m, canon):
     """For ``m`` the max or min of ``x`` over ``axes``, with those axes kept as ones (by
     ``keepdims`` or a reshape): ``(x, axes)``."""
-    if isinstance(m, Tracked) and m.args is not None and _original(m.args[0]) is _original(
+    if isinstance(m, Tracked) and m.args is not None and original_of(m.args[0]) is original_of(
             np.reshape) and len(m.args[1]) == 2 and isinstance(m.args[1][0], Tracked):
         inner = canon(m.args[1][0])
     else:
@@ -397,7 +397,7 @@ def simplify(program: Program) -> None:
         if id(e) in static and _identity_view(func, args, kwargs, e.value):
             accept(e, args[0])  # x[:], x.reshape(x.shape): x
             continue
-        if (id(e) in static and _original(func) is _original(np.reshape) and len(args) == 2
+        if (id(e) in static and original_of(func) is original_of(np.reshape) and len(args) == 2
                 and set(kwargs) <= {"order"}):
             # np.sum(x, axis, keepdims=True).reshape(without those axes): keepdims=False
             found = _reduction(args[0], _EXTREMA | _SUMS | {np.add, np.maximum, np.minimum},
@@ -411,7 +411,7 @@ def simplify(program: Program) -> None:
                         r_func(x.value, **call[2]), e.value):
                     nodes[id(e)] = call
             continue
-        if (_original(func) is _original(np.where) and len(args) == 3 and not kwargs
+        if (original_of(func) is original_of(np.where) and len(args) == 3 and not kwargs
                 and id(e) in static and not escapes(e)):
             for flag, chosen in ((True, args[1]), (False, args[2])):
                 if _constant(args[0], flag, private) and accept(e, chosen):

@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._engine.core import Tracked
+from .._engine.interception import original_of
 from .._engine.registry import getitem
 from .bits import _same_bits
 from .passes import _fresh
-from .program import Program, _astype, _leaves, _original
+from .program import Program, _astype, _leaves
 
 
 def drop_copies(program: Program) -> None:
@@ -33,8 +34,8 @@ def drop_copies(program: Program) -> None:
         func, args, _ = call_of(x)
         if _fresh(call_of(x)):
             return True
-        view = (func is getitem or _original(func) in (
-            _original(np.reshape), _original(np.transpose), _original(np.swapaxes)))
+        view = (func is getitem or original_of(func) in (
+            original_of(np.reshape), original_of(np.transpose), original_of(np.swapaxes)))
         first = canon(args[0]) if args else None
         return view and users.get(id(first), 0) == 1 and owned(first, depth + 1)
 

@@ -11,12 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._engine.core import Tracked
-
-
-def _original(func):
-    """NumPy's own function under pullback's wrapper of it (construct.py): what a
-    recorded node names."""
-    return getattr(func, "_pb_original", func)
+from .._engine.interception import original_of
 
 
 def _astype(x, dtype, **kwargs):
@@ -38,13 +33,13 @@ def _finite_number(x):
 
 # whose result's shape and dtype follow from those of the first argument (the others
 # being constants)
-_BY_FIRST = frozenset(_original(f) for f in (
+_BY_FIRST = frozenset(original_of(f) for f in (
     np.reshape, np.transpose, np.swapaxes, np.moveaxis, np.broadcast_to, np.sum, np.mean,
     np.max, np.min, np.amax, np.amin, np.prod, np.all, np.any, np.ravel, np.squeeze,
     np.expand_dims, np.cumsum, np.real, np.imag, np.zeros_like, np.ones_like, np.full_like,
     np.copy, np.ascontiguousarray)) | {_astype}
 # whose result's shape and dtype follow from those of all their (array) arguments
-_BY_ALL = frozenset(_original(f) for f in (np.dot, np.outer, np.inner, np.where))
+_BY_ALL = frozenset(original_of(f) for f in (np.dot, np.outer, np.inner, np.where))
 
 
 def _leaves(x, out):

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from .._engine.core import IN_PLACE, Tracked, apply, map_boxes, memory, plain, top_level
+from .._engine.interception import original_of
 from .._engine.registry import getitem
 from ..tree import tree_flatten
 from .bits import _snapshot
-from .program import _BY_ALL, _BY_FIRST, _astype, _leaves, _original
+from .program import _BY_ALL, _BY_FIRST, _astype, _leaves
 
 _trace_ids = itertools.count(1)
 _traces: dict[int, _Trace] = {}  # the traces running now, by level
@@ -208,7 +209,7 @@ def _originals(*names):
         for part in name.split("."):
             f = getattr(f, part, None)
         if f is not None:
-            found.append(_original(f))
+            found.append(original_of(f))
     return frozenset(found)
 
 
@@ -251,8 +252,8 @@ def _value_shaped(func, args, kwargs):
         return any(isinstance(i, Traced) for i in index)  # (a constant mask keeps its count)
     if isinstance(func, np.ufunc) or isinstance(getattr(func, "__self__", None), np.ufunc):
         return False  # (broadcasting, and a reduce's axes: of the shapes)
-    func = _original(func)
-    if func is _original(np.where):
+    func = original_of(func)
+    if func is original_of(np.where):
         return len(args) == 1
     if func in _VALUE_TYPED:
         return _DTYPE
@@ -317,7 +318,7 @@ def _leaves_of(x):
 
 # functions whose result depends only on shapes and dtypes, which key the cache: NumPy's
 # own (the dispatch hands those over, not the stand-ins put in NumPy's namespace: construct.py)
-_STATIC = frozenset(_original(f) for f in (
+_STATIC = frozenset(original_of(f) for f in (
     np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj, np.isrealobj))
 # (not np.min_scalar_type, whose answer for a scalar depends on its value)
 
