@@ -70,56 +70,43 @@ def _refuse(name, a, b, options):
             "imaginary parts of the integrand in two calls")
 
 
-def _quad_calls(body):
-    """scipy.integrate.quad while a differentiation runs: through ``quad_integral`` when a
-    limit or ``args`` holds tracked values, SciPy's own body otherwise."""
+def _calls(name, signature, integral, empty_args_is_none):
+    """``make(body)`` for ``replace_calls``: scipy.integrate's ``name`` (quad, quad_vec)
+    while a differentiation runs, through ``integral`` when a limit or ``args`` holds
+    tracked values, SciPy's own body otherwise. ``args`` is read as SciPy reads it: one
+    argument unless a tuple, and for quad_vec an empty one is none."""
+    integrand = next(iter(signature.parameters))  # (quad's func, quad_vec's f)
 
-    def quad(*args, **kwargs):
-        try:
-            options = _QUAD.bind(*args, **kwargs).arguments
-        except TypeError:  # (arguments SciPy refuses: its own error)
-            return body(*args, **kwargs)
-        func, a, b = options.pop("func"), options.pop("a"), options.pop("b")
-        given = options.pop("args", ())
-        leaves, rebuild = args_leaves(given if isinstance(given, tuple) else (given,))
-        if not live((a, b, leaves), {}):
-            return scipy_call("scipy.integrate.quad", body, args, kwargs)
-        _refuse("scipy.integrate.quad", a, b, options)
-        found = {}
-        y = quad_integral(rebuilding(func, rebuild, 1), a, b, tuple(leaves), found=found,
-                          **tree_map(plain, options))
-        return (y,) + tuple(found["result"][1:])
+    def make(body):
+        def integral_call(*args, **kwargs):
+            try:
+                options = signature.bind(*args, **kwargs).arguments
+            except TypeError:  # (arguments SciPy refuses: its own error)
+                return body(*args, **kwargs)
+            f, a, b = options.pop(integrand), options.pop("a"), options.pop("b")
+            given = options.pop("args", ())
+            if not isinstance(given, tuple):
+                given = () if empty_args_is_none and not given else (given,)
+            leaves, rebuild = args_leaves(given)
+            if not live((a, b, leaves), {}):
+                return scipy_call(name, body, args, kwargs)
+            _refuse(name, a, b, options)
+            found = {}
+            options.pop("workers", None)  # (quad_vec's pool would pickle the integrand)
+            value = integral(rebuilding(f, rebuild, 1), a, b, tuple(leaves), found=found,
+                             **tree_map(plain, options))
+            return (value,) + tuple(found["result"][1:])
 
-    return quad
+        return integral_call
 
-
-def _quad_vec_calls(body):
-    """scipy.integrate.quad_vec while a differentiation runs, as ``_quad_calls``."""
-
-    def quad_vec(*args, **kwargs):
-        try:
-            options = _QUAD_VEC.bind(*args, **kwargs).arguments
-        except TypeError:  # (arguments SciPy refuses: its own error)
-            return body(*args, **kwargs)
-        f, a, b = options.pop("f"), options.pop("a"), options.pop("b")
-        given = options.pop("args", ())
-        # (as quad_vec reads it: an empty args is none)
-        leaves, rebuild = args_leaves(given if isinstance(given, tuple) else
-                                      (given,) if given else ())
-        if not live((a, b, leaves), {}):
-            return scipy_call("scipy.integrate.quad_vec", body, args, kwargs)
-        _refuse("scipy.integrate.quad_vec", a, b, options)
-        found = {}
-        options.pop("workers", None)  # (a pool would pickle the integrand: here a closure)
-        res = quad_vec_integral(rebuilding(f, rebuild, 1), a, b, tuple(leaves), found=found,
-                                **tree_map(plain, options))
-        return (res,) + tuple(found["result"][1:])
-
-    return quad_vec
+    return make
 
 
-replace_calls(scipy.integrate, "quad", _quad_calls)
-replace_calls(scipy.integrate, "quad_vec", _quad_vec_calls)
+replace_calls(scipy.integrate, "quad",
+              _calls("scipy.integrate.quad", _QUAD, quad_integral, empty_args_is_none=False))
+replace_calls(scipy.integrate, "quad_vec",
+              _calls("scipy.integrate.quad_vec", _QUAD_VEC, quad_vec_integral,
+                     empty_args_is_none=True))
 
 
 def _pullback_integrals(f, a, b, leaves, which, g, ndim, options):
