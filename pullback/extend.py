@@ -27,7 +27,6 @@ from ._engine.core import (
     is_complex,
     live_levels,
     plain,
-    record,
     shape_of,
     state,
     top_level,
@@ -35,6 +34,7 @@ from ._engine.core import (
 )
 from ._engine.guard import Hold, is_held, release
 from ._engine.modes import no_grad
+from ._engine.records import Pullback, record
 from ._engine.register import (
     bilinear,
     check_function,
@@ -190,8 +190,8 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
             return tuple(cts)
 
         if not several:
-            return record(out, checkpoint_pullback, top, tuple(leaves))
-        return tree_unflatten(out_def, list(record(tuple(outs), checkpoint_pullback, top,
+            return record(out, Pullback(checkpoint_pullback), top, tuple(leaves))
+        return tree_unflatten(out_def, list(record(tuple(outs), Pullback(checkpoint_pullback), top,
                                                    tuple(leaves))))
 
     return checkpointed
@@ -280,7 +280,7 @@ def _hook_leaf(fn, x):
         _check_hook_result(fn, out, g, real)
         return (out,)
 
-    return record(_hook_leaf(fn, x.value), hook_pullback, x.level, (x,))
+    return record(_hook_leaf(fn, x.value), Pullback(hook_pullback), x.level, (x,))
 
 
 def _check_hook_result(fn, out, g, real):
@@ -410,6 +410,6 @@ def _poison(ct, levels, name):
     if levels:
         ct = np.asarray(ct)
     for level in levels:
-        ct = Tracked(ct, level, (), nobacksies_raise)
+        ct = Tracked(ct, level, (), Pullback(nobacksies_raise))
     return ct
 

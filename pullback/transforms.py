@@ -29,7 +29,6 @@ from ._engine.arguments import (
 from ._engine.backend import on_backend
 from ._engine.core import Tracked, box_at, plain
 from ._engine.methods import is_complex, is_inexact, shape_of
-from ._engine.registry import Elementwise
 from ._engine.vjp import VJP, as_result, linearize, strip
 from .api import named_grad
 from .tree import StructureMismatch, leaves_by, plural, tree_flatten, tree_unflatten
@@ -336,7 +335,7 @@ def _diagonal(lin, outs):
         if id(node) in seen or node.rule is None:
             continue
         seen.add(id(node))
-        if node.rule.__class__ is not Elementwise:
+        if not node.rule.elementwise:
             return None
         for a in node.args:
             if isinstance(a, Tracked) and a.level == level:

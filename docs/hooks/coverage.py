@@ -20,14 +20,6 @@ MARKER = "<!-- coverage: generated -->"
 OTHER = "Indexing, writes and internal primitives"
 SCIPY = ["scipy.special", "scipy.linalg", "scipy.stats", "scipy.signal", "scipy.integrate",
          "scipy.spatial", "scipy.fft", "scipy.sparse"]
-FORMS = {
-    "Elementwise": "elementwise (a table row)",
-    "Composite": "composite",
-    "Reduction": "reduction",
-    "Bilinear": "bilinear",
-    "Unbatched": "rule (applied per slice)",
-    "function": "rule",
-}
 
 
 def on_config(config):
@@ -59,7 +51,7 @@ def _tables():
             space = "np ufunc methods"  # np.add.reduce, np.maximum.accumulate, ...
         elif not space.startswith(("np", "scipy")):
             space = OTHER
-        form = FORMS.get(type(rule).__name__, "rule")
+        form = rule.form  # its record says its kind
         if (refuses := getattr(getattr(rule, "rule", rule), "refuses", None)) is not None:
             form = f"refuses every argument: {refuses}"
         by_space[space].append((name, form))

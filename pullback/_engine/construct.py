@@ -27,7 +27,7 @@ try:
 except ImportError:  # NumPy 1.26
     _index_tricks = importlib.import_module("numpy.lib.index_tricks")
 
-from .core import Tracked, apply, drop_finished, map_boxes, memory, plain
+from .core import Tracked, apply, drop_finished, map_boxes, plain
 from .interception import (
     BindingStandIn,
     StandIn,
@@ -36,6 +36,7 @@ from .interception import (
     swap_code,
     swap_module_function,
 )
+from .methods import memory
 from .refusals import forget_refusals, refuse_pandas
 from .registry import NoRuleError
 

@@ -1,12 +1,14 @@
-"""Tracked values, nesting levels and the dispatch of NumPy calls: the recording half of the
-engine. It reads the rule table (registry.py) and knows nothing of the backward pass.
+"""Tracked values, nesting levels and the dispatch of NumPy calls. A call that meets
+tracked values goes to its record in the rule table (registry.py), which records the node
+(records.py); core knows neither the record kinds nor the backward pass.
 
 A ``Tracked`` value is both a value and a node of the recorded graph. Every gradient
 computation runs at its own *level* (an integer, larger for inner computations); a value
 tracked at level ``k`` holds in ``.value`` whatever the level below saw, which may itself
 be tracked at a lower level. When a NumPy function meets tracked arguments, the highest
-live level among them records one node (``record``); the rule runs on the values one level
-down, so the lower levels record the rule's own computation: that is how derivatives nest.
+live level among them records one node (``apply``, then the call's record); the rule runs
+on the values one level down, so the lower levels record the rule's own computation: that
+is how derivatives nest.
 """
 
 import itertools
@@ -18,41 +20,20 @@ import numpy as np
 from .binding import bind_positional, positional_out
 from .guard import hold, level_holds, read_only
 from .interception import activate, deactivate
-from .methods import (
-    ArrayMethods,
-    Escaped,
-    deferring,
-    escapes,
-    in_order,
-    is_inexact,
-    memory,
-    reflected,
-    shape_of,
-)
+from .methods import ArrayMethods, Escaped, deferring, escapes, in_order, reflected, shape_of
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
-    library_rule,
     no_rule,
     refuse_cast,
     refuse_conversion,
     refuse_in_place,
     refuse_no_grad_write,
-    refuse_objects,
-    refuse_rule_write,
     refuse_scalar,
-    refuse_subclass,
 )
 from .registry import (
-    Bilinear,
-    Composite,
-    Elementwise,
     NoRuleError,
-    Pick,
-    Reduction,
-    Unbatched,
     astype,
     body_of,
-    check_rule_result,
     getitem,
     is_primitive,
     name_of,
@@ -70,7 +51,7 @@ _seq = itertools.count()
 # level of ``param`` values made outside any transform: it never ends. Levels below 0 are
 # pb.jit's traces (_jit/trace.py): never live and never stripped (``plain`` keeps their boxes).
 live_levels = {0: "tracker"}
-watching: set[int] = set()  # the threads with a watch set (debug/watch.py): record reads this
+watching: set[int] = set()  # the threads with a watch set (debug/watch.py): records read this
 
 
 class _ThreadState(threading.local):
@@ -192,71 +173,42 @@ def note_write():
     writes.seen = True
 
 
-# ---------------------------------------------------------------------------- recording
-
-def record(out, rule, level, args, kwargs=None, func=None):
-    """The one place a node is recorded: ``out`` of ``func`` called on ``args`` at ``level``,
-    whose ``rule`` (a table row, or a pullback) sends its cotangent back. Integer and
-    boolean results carry no gradient and stay plain; several outputs get a hub node and
-    one node per output. The plain arrays among ``args`` and ``kwargs`` stay read-only while
-    the node needs them (guard.py)."""
-    saved = (*args, *kwargs.values()) if kwargs else args
-    if out.__class__ is np.ndarray:  # the common case first
-        if out.dtype.kind not in "fc":  # (dtype=object: plain numbers, refused)
-            return out if out.dtype.kind != "O" else refuse_objects(func)
-        out = Tracked(out, level, args, rule)
-        if level not in level_holds or np.ndarray in map(type, saved):  # (a transform's
-            hold(out, saved, rule)  # inputs are held by its level already)
-        if (v := out.value).base is not None or args and v is getattr(args[0], "value", None):
-            writes.view(out)  # a NumPy view, or the argument itself (np.atleast_1d(x))
-    elif isinstance(out, (tuple, list)):  # several outputs (namedtuples too)
-        hub = Tracked(tuple(out), level, args, rule)
-        hold(hub, saved, rule)
-        children = [Tracked(_numpy_number(o), level, hub, Pick(i)) if is_inexact(o) else o
-                    for i, o in enumerate(out)]
-        for c in children:  # views (np.split's pieces), arguments (np.atleast_1d(y, x)):
-            if isinstance(c, Tracked) and (getattr(m := memory(c), "base", None) is not None
-                                           or any(m is memory(a) for a in args)):
-                writes.view(c)  # a write goes through to the base
-        out = type(out)(*children) if hasattr(type(out), "_fields") else type(out)(children)
-    elif is_inexact(out):
-        if isinstance(out, np.ndarray) and isinstance(out, (np.matrix, np.ma.MaskedArray)):
-            refuse_subclass(func, next((a for a in args if type(a) is type(out)), out))
-        out = Tracked(_numpy_number(out), level, args, rule)
-        hold(out, saved, rule)
-        v = memory(out)  # a view one level down, or the argument's memory itself
-        if v.__class__ is np.ndarray and (v.base is not None or args and v is memory(args[0])):
-            writes.view(out)
-    if watching and state.watch is not None:
-        state.watch(out, args, func)
-    return out
-
-
-def _numpy_number(out):
-    """A Python float or complex as NumPy's: a tracked value has a dtype, which a rule's
-    output recorded again one level up needs (it would read as no gradient)."""
-    c = out.__class__
-    return np.float64(out) if c is float else np.complex128(out) if c is complex else out
-
+# ---------------------------------------------------------------------------- dispatch
 
 def apply(func, args, kwargs):
-    """Call ``func`` on arguments some of which are tracked; record one node."""
+    """Call ``func`` on arguments some of which are tracked: its record (its table entry,
+    records.py) records the node, at the highest live level among them."""
     if state.no_grad:
         return _call_plain(func, args, kwargs)
     if len(args) > 2:  # np.clip(a, lo, hi, out): out by keyword
         args, kwargs = positional_out(func, args, kwargs)
+    rule = rules.get(func, NO_RULE)
     if kwargs:
         if "out" in kwargs:  # out=None dropped; out=y written into y, or refused
             return writes.into_out(apply, func, args, kwargs)
-        for v in kwargs.values():  # (a tuple of them too: np.histogram's range=(lo, hi))
-            if isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0:
-                if rules.get(func).__class__ is Composite:  # its impl takes the keywords
-                    return rules[func].impl(*args, **kwargs)
-                if func not in nondiff:  # (np.savez(f, W=W): a nondiff's keywords stay)
-                    args, kwargs = bind_positional(func, args, kwargs, Tracked)
-                break
-    # the level search of top_level, written out for flat arguments (the common case:
-    # x @ W, np.sum(x)); nested lists and tuples (np.block, np.stack) take the general walk
+        if _tracked_keyword(kwargs):
+            if not rule.binds:  # a composite's impl takes the keywords as they are
+                return rule.record(func, args, kwargs, -1)
+            if func not in nondiff:  # (np.savez(f, W=W): a nondiff's keywords stay)
+                args, kwargs = bind_positional(func, args, kwargs, Tracked)
+    top, args = _level(func, args)
+    if top < 0:
+        return _call_plain(func, args, kwargs)
+    return rule.record(func, args, kwargs, top)
+
+
+def _tracked_keyword(kwargs):
+    """Whether a keyword is tracked (or a tuple of them: np.histogram's range=(lo, hi));
+    the rules read such a keyword at its position."""
+    return any(isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0
+               for v in kwargs.values())
+
+
+def _level(func, args):
+    """The highest live level among ``args``, and ``args`` as the rule gets them: lists of
+    tracked values read as arrays where NumPy reads them so, values escaped from finished
+    computations as constants. The flat case (x @ W, np.sum(x)) is written out; nested
+    lists and tuples (np.block, np.stack) take the general walk."""
     top, finished, nested = -1, False, False
     for a in args:
         if isinstance(a, Tracked):
@@ -275,49 +227,30 @@ def apply(func, args, kwargs):
     if finished:  # values escaped from finished computations are constants
         args = drop_finished(args)
         top = top_level(args)[0]
-    if top < 0:
-        return _call_plain(func, args, kwargs)
-    rule = rules.get(func)
-    if rule is None:
+    return top, args
+
+
+class _NoRule:
+    """The record of a function with no rule: a nondifferentiable one's call is plain,
+    any other is refused."""
+
+    elementwise = gufunc_axes = False
+    binds = True
+
+    def record(self, func, args, kwargs, level):
         if func in nondiff:
             return _call_plain(func, args, kwargs)
         raise refuse_in_place(func) if func in IN_PLACE else no_rule(func)
-    cls = rule.__class__
-    if cls is Composite:
-        return rule.impl(*args, **kwargs)
-    # unbox the top level; lower levels stay boxed and record the rule's own work
-    if nested:
-        vals = [map_boxes(a, lambda b: b.value if b.level == top else b) for a in args]
-    else:
-        vals = [a.value if isinstance(a, Tracked) and a.level == top else a for a in args]
-    if cls is Elementwise or cls is Bilinear and not kwargs and len(vals) == 2 and rule.fits(
-            *vals):  # a table row, or a product's row: the node needs no closure
-        return record(func(*vals, **kwargs), rule, top, args, kwargs, func)
-    if cls is Reduction and (got := rule.reduce(vals, kwargs)) is not None:
-        # np.sum(x, axis=1) of a real array: a reduction's row, recorded with no closure
-        return record(got[0], rule, top, (args[0], *got[1:]), None, func)
-    if cls is Bilinear or cls is Reduction:  # values the row does not fit: its general rule
-        rule, cls = rule.rule, rule.rule.__class__
-    general = rule.rule if cls is Unbatched else rule
-    if not library_rule(general):  # a user's rule reads the graph's arrays read-only
-        vals = [read_only(v, isinstance(a, Tracked)) for v, a in zip(vals, args)]
-    try:
-        result = general(*vals, **kwargs)
-    except ValueError as error:  # (x -= m in a pb.primitive's body: NumPy's read-only error)
-        if "read-only" not in str(error) or library_rule(general):
-            raise
-        raise refuse_rule_write(general, error) from error
-    if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
-        check_rule_result(func, general, result)
-    pullback = Unbatched(result[1]) if cls is Unbatched else result[1]
-    return record(result[0], pullback, top, args, kwargs, func)
+
+
+NO_RULE = _NoRule()
 
 
 def _unary(func, a):
     """``apply`` for one tracked argument and no keywords (``np.sin(x)``, ``-x``): the hot
     path of a table row, which needs no level search (bench/NOTES.md)."""
-    row = rules.get(func)
-    if row.__class__ is not Elementwise or a.level not in live_levels or state.slow:
+    row = rules.get(func, NO_RULE)
+    if not row.elementwise or a.level not in live_levels or state.slow:
         return apply(func, (a,), {})
     node = Tracked(row.call(a.value), a.level, (a,), row)
     if a.rule is None and a.level not in level_holds:  # an input's value: read-only while
@@ -328,32 +261,17 @@ def _unary(func, a):
 def _binary(func, a, b):
     """``apply`` for two arguments and no keywords (``x * y``, ``x + 1.0``): the hot path of
     a table row, with the level search written out."""
-    row = rules.get(func)
+    row = rules.get(func, NO_RULE)
     if state.slow:
         return apply(func, (a, b), {})
     la = a.level if isinstance(a, Tracked) else a.at(state) if a.__class__ is Escaped else -1
     lb = b.level if isinstance(b, Tracked) else b.at(state) if b.__class__ is Escaped else -1
     if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
-    if row.__class__ is not Elementwise:  # a pullback rule (x @ W): called here directly
-        if (row.__class__ in _RECORDS or row is None or a.__class__ in _LISTS
-                or b.__class__ in _LISTS):
+    if not row.elementwise:  # a product's row (x @ W), or a general rule: its record
+        if row is NO_RULE or a.__class__ in _LISTS or b.__class__ in _LISTS:
             return apply(func, (a, b), {})
-        top = la if la > lb else lb
-        av, bv = a.value if la == top else a, b.value if lb == top else b
-        if row.__class__ is Bilinear:
-            if row.fits(av, bv):  # real matrices: a product's row, with no closure
-                node = Tracked(func(av, bv), top, (a, b), row)
-                if top not in level_holds or np.ndarray in (a.__class__, b.__class__):
-                    hold(node, (a, b), row)
-                return node
-            if not row.batched:  # a user's general rule, applied per slice: apply's path
-                return apply(func, (a, b), {})
-            row = row.rule
-        result = row(av, bv)
-        if result.__class__ is not tuple or len(result) != 2 or not callable(result[1]):
-            check_rule_result(func, row, result)
-        return record(result[0], result[1], top, (a, b), None, func)
+        return row.record(func, (a, b), {}, la if la > lb else lb)
     # a plain array or an input's value stays read-only while the node needs it (guard.py;
     # a transform's inputs are held by its level already)
     call = row.call
@@ -372,7 +290,7 @@ def _binary(func, a, b):
     return node
 
 
-_RECORDS, _LISTS = frozenset({Composite, Unbatched, Pick}), frozenset({list, tuple})
+_LISTS = frozenset({list, tuple})
 
 
 def _call_plain(func, args, kwargs):
@@ -404,7 +322,7 @@ def _ufunc_call(ufunc, inputs, kwargs):
     if "out" in kwargs:
         return writes.into_out(_ufunc_call, ufunc, inputs, kwargs)
     # axes=: a gufunc's composite (np.vecdot) or product's rule (np.matmul) takes it
-    if kwargs and not (ufunc.signature and rules.get(ufunc).__class__ in (Composite, Bilinear)):
+    if kwargs and not (ufunc.signature and rules.get(ufunc, NO_RULE).gufunc_axes):
         raise TypeError(
             f"pullback: {name_of(ufunc)} on a tracked value does not support the keyword(s) "
             f"{sorted(kwargs)}; apply the operation without them (cast with .astype, select "

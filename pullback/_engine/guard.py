@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .refusals import refuse_subclass
-from .registry import Elementwise, name_of
+from .registry import name_of
 
 _lock = threading.RLock()  # a Hold freed by the GC inside a locked block releases too
 _NOT_BOXES = frozenset({float, int, complex, bool, str, slice, type(None), tuple, list, dict,
@@ -114,7 +114,7 @@ def hold(node, args, what):
     constants, and the values of inputs (leaves). A node of a transform's level adds them
     to the level's Hold (each array once); any other node gets its own."""
     # add's and subtract's derivatives read no value (at any order): their arrays stay free
-    free = what.__class__ is Elementwise and what.reads_no_value
+    free = what.reads_no_value
     level = level_holds.get(node.level)
     seen = None if level is None else level.seen
     arrays = None

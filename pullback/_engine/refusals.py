@@ -90,14 +90,24 @@ def no_rule(func: Any) -> NoRuleError:
     )
 
 
+def _innermost(rule: Any) -> Any:
+    """The function a record holds (a product's general rule's, a pullback's)."""
+    for _ in range(3):
+        inner = getattr(rule, "rule", None)
+        if inner is None:
+            break
+        rule = inner
+    return rule
+
+
 def library_rule(rule: Any) -> bool:
-    """Whether the pullback ``rule`` (or an Unbatched record's) is one of pullback's own."""
-    return (getattr(getattr(rule, "rule", rule), "__module__", None) or "").startswith("pullback")
+    """Whether the rule or pullback ``rule`` (or the one a record holds) is pullback's own."""
+    return (getattr(_innermost(rule), "__module__", None) or "").startswith("pullback")
 
 
 def pullback_name(rule: Any) -> str:
-    """A pullback's name for a message (an Unbatched record's rule's)."""
-    rule = getattr(rule, "rule", rule)
+    """A pullback's name for a message (the one a record holds)."""
+    rule = _innermost(rule)
     return getattr(rule, "__qualname__", None) or repr(rule)
 
 

@@ -20,14 +20,10 @@ import numpy as np
 from ..tree import kind_of
 from .core import apply, top_level
 from .interception import load_scipy_rules, original_of
+from .records import Bilinear, Composite, Elementwise, General, Reduction
 from .registry import (
     MINUS_ONE,
     ONE,
-    Bilinear,
-    Composite,
-    Elementwise,
-    Reduction,
-    Unbatched,
     astype,
     body_of,
     getitem,
@@ -217,7 +213,7 @@ def rrule(func: Callable[..., Any], batched: bool = False) -> Callable[[F], F]:
                        f"({fname}'s arguments) returning (out, pullback)")
         if hasattr(rule, "registered_for"):  # a pb.nobacksies rule names its function
             rule.registered_for = func
-        _register(func, rule if batched else Unbatched(rule), rule)
+        _register(func, General(rule, batched), rule)
         return rule
 
     return register
@@ -226,9 +222,9 @@ def rrule(func: Callable[..., Any], batched: bool = False) -> Callable[[F], F]:
 def replace_rule(old: Any, new: Any) -> list[Callable[..., Any]]:
     """Put ``new`` in the place of the registered rule ``old`` (as ``pb.rrule`` registered
     it, per slice or not); the functions whose rule it was."""
-    found = [f for f, r in rules.items() if r is old or r.__class__ is Unbatched and r.rule is old]
+    found = [f for f, r in rules.items() if getattr(r, "rule", None) is old]
     for f in found:
-        rules[f] = new if rules[f] is old else Unbatched(new)
+        rules[f] = General(new, rules[f].batched)
     return found
 
 
@@ -301,7 +297,7 @@ def reduction(func: Callable[..., Any], reduce: Callable[..., Any],
     """Put a reduction's row (``Reduction``) in front of ``func``'s registered general rule:
     pullback's own reductions, for the calls the engine records with no closure."""
     rule = rules[original_of(func)]
-    rule = rule.rule if rule.__class__ is Reduction else rule  # (np.amax is np.max in 1.x)
+    rule = rule.rule if isinstance(rule, Reduction) else rule  # (np.amax is np.max in 1.x)
     _register(func, Reduction(func, reduce, vjp, rule), reduce)
 
 
@@ -340,7 +336,7 @@ def linear(func: Callable[..., Any], transpose: Callable[..., Any],
 
         return ans, linear_pullback
 
-    _register(func, linear_rule if batched else Unbatched(linear_rule), transpose)
+    _register(func, General(linear_rule, batched), transpose)
 
 
 def composite(func: Callable[..., Any], impl: Callable[..., Any]) -> None:

@@ -1,16 +1,15 @@
 """The rule table, as data: the bottom layer of pullback's engine, importing NumPy only.
 
 It holds the tables (``rules``, the non-differentiable set, the ufunc methods, the
-primitives' bodies), the records a rule can be (an ``Elementwise`` row, a ``Bilinear``
-product, a ``Reduction``, an unbatched rule, a composite, a ``Pick`` of one output), the
-errors, ``getitem``/``astype`` (indexing and casting as functions, so that they have rules
-like any other) and ``name_of``, how messages name a function. Nothing here runs a rule or
-registers one: ``register.py`` fills these tables, the engine above reads them.
+primitives' bodies), the markers a cotangent can be (``ONE``, ``MINUS_ONE``, a
+``NotImplementedCotangent``), the errors, ``getitem``/``astype`` (indexing and casting as
+functions, so that they have rules like any other) and ``name_of``, how messages name a
+function. Nothing here runs a rule or registers one: ``register.py`` fills these tables
+with records (records.py), the engine above reads them.
 """
 
 from __future__ import annotations
 
-import operator
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -54,7 +53,8 @@ class NestedDifferentiationError(RuntimeError):
 
 # ---------------------------------------------------------------------------- the tables
 
-# function -> a general rrule, or an Elementwise / Unbatched / Composite
+# function -> its record (records.py): an Elementwise, Bilinear or Reduction row, a General
+# rule or a Composite
 rules: dict[Callable[..., Any], Any] = {}
 origin: dict[Callable[..., Any], str] = {}  # function -> the module that registered its rule
 nondiff: set[Callable[..., Any]] = set()  # functions whose outputs are constants
@@ -72,109 +72,10 @@ def astype(x: Any, dtype: DTypeLike) -> Any:
     return x.astype(dtype)
 
 
-# ---------------------------------------------------------------------------- records
+# ---------------------------------------------------------------------------- cotangents
 
 ONE = object()        # a local derivative of 1 (``add``'s), so the cotangent passes as it is
 MINUS_ONE = object()  # a local derivative of -1 (``subtract``'s second argument)
-
-# the arithmetic ufuncs run through Python's operators: the same result, and for NumPy
-# scalars many times faster than a ufunc call (bench/NOTES.md)
-_OPERATOR_FORMS = {
-    np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-    np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
-    np.positive: operator.pos,
-}
-
-
-class Elementwise:
-    """A table row: an elementwise function and its local derivative for each argument.
-
-    ``derivs[i](ans, *args)`` gives d ans / d args[i], or is ``ONE``, ``MINUS_ONE`` or
-    ``None`` (no derivative). Rows marked ``singular`` have derivatives that can be
-    infinite: there a zero cotangent still gives zero. ``call`` is how the engine calls
-    the function (an operator where one exists). ``reads_no_value``: every derivative is
-    ``ONE`` or ``MINUS_ONE`` (add's, subtract's), so no order reads the arguments' values.
-    """
-
-    __slots__ = ("func", "derivs", "singular", "call", "reads_no_value")
-
-    def __init__(self, func, derivs, singular):
-        self.func = func
-        self.derivs = derivs
-        self.singular = singular
-        self.call = _OPERATOR_FORMS.get(func, func)
-        self.reads_no_value = all(d is ONE or d is MINUS_ONE for d in derivs)
-
-    def __repr__(self):
-        return f"Elementwise({name_of(self.func)})"
-
-
-class Bilinear:
-    """A table row of a product of two arguments (``a @ b``): when ``fits(a, b)`` holds for
-    the values (real matrices), the engine records the call itself, and the cotangent of
-    argument ``i`` is ``vjps[i](g, a, b)``; other values take ``rule``, the general rule
-    (``Unbatched`` for a user's row that is not ``batched``: its pullbacks then get one
-    slice of a batched cotangent at a time)."""
-
-    __slots__ = ("func", "fits", "vjps", "rule", "batched")
-
-    def __init__(self, func, fits, vjps, rule, batched):
-        self.func, self.fits, self.vjps, self.batched = func, fits, vjps, batched
-        self.rule = rule if batched else Unbatched(rule)
-
-    def __repr__(self):
-        return f"Bilinear({name_of(self.func)})"
-
-
-class Reduction:
-    """A table row of a reduction along axes (np.sum, np.mean, np.max, np.min): for the
-    calls ``reduce(values, kwargs)`` takes (a real ndarray, ``axis`` and ``keepdims``, and
-    nothing else), it returns ``(value, axis, keepdims)`` and the engine records the node
-    with those as its arguments, with no closure; the array's cotangent is then
-    ``vjp(g, value, array, axis, keepdims)``. For any other call it returns None, and
-    ``rule``, the general rule, takes the call."""
-
-    __slots__ = ("func", "reduce", "vjp", "rule")
-
-    def __init__(self, func, reduce, vjp, rule):
-        self.func, self.reduce, self.vjp, self.rule = func, reduce, vjp, rule
-
-    def pull(self, node, g):
-        """The pair (array, cotangent) of ``node``, recorded by this row."""
-        a, axis, keepdims = node.args
-        return ((a, self.vjp(g, node.value, a.value, axis, keepdims)),)
-
-    def __repr__(self):
-        return f"Reduction({name_of(self.func)})"
-
-
-class Unbatched:
-    """A general rule whose pullback takes no leading batch axes: the backward pass applies
-    its pullback once per slice of a batched cotangent."""
-
-    __slots__ = ("rule",)
-
-    def __init__(self, rule):
-        self.rule = rule
-
-
-class Composite:
-    """A function computed, on tracked values, by ``impl``: a function of functions that
-    have rules, so it needs no rule of its own."""
-
-    __slots__ = ("impl",)
-
-    def __init__(self, impl):
-        self.impl = impl
-
-
-class Pick:
-    """The rule of output ``index`` of a function with several outputs."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
 
 
 class NotImplementedCotangent:

@@ -10,10 +10,11 @@ from ..tree import StructureMismatch, leaves_by, tree_flatten, tree_unflatten
 from . import refusals
 from .arguments import at_leaf, described, dtype_of, fname_of, make_leaf, runs
 from .backend import is_foreign
-from .backward import backward_pass, zeros_for
+from .backward import backward_pass
 from .core import Frame, Tracked, box_at, live_levels, plain, state, writes
 from .guard import Hold, level_holds, refused_write, release
 from .methods import escapes, is_complex, owner, shape_of
+from .records import zeros_for
 
 
 def strip(x):

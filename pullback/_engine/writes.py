@@ -25,12 +25,12 @@ import weakref
 import numpy as np
 
 from .backend import is_foreign, on_backend
-from .core import Tracked, _seq, live_levels, memory, note_write, plain, state
+from .core import Tracked, _seq, live_levels, note_write, plain, state
 from .guard import is_held
+from .methods import memory, shape_of
 from .methods import owner as _owner
-from .methods import shape_of
 from .register import primitive
-from .registry import Elementwise, Pick, name_of
+from .registry import name_of
 from .registry import rules as _rows
 
 # ---------------------------------------------------------------------------- the updates
@@ -174,14 +174,14 @@ def base_and_geometry(x):
         return None
     owner, found, a = _owner(xv), None, x  # (the owner is xv itself for np.atleast_1d(y))
     while True:
-        if a.rule.__class__ is Pick:  # one of several outputs (np.split's): its hub's input
-            a = a.args
+        if a.rule is not None and a.rule.index is not None:  # one of several outputs
+            a = a.args[0]  # (np.split's): its hub's input
         if type(a.args) is not tuple:
             break
         # the argument whose memory this is (the first, but np.einsum's is its second, and
         # np.atleast_1d(y, x)'s second output is x): a pullback may name it (``view_of``:
         # a reread's base is its second argument)
-        k = getattr(getattr(a.rule, "rule", a.rule), "view_of", None)
+        k = getattr(a.rule, "view_of", None)  # (a pb.jit trace's node has no record)
         bases = a.args if k is None else (a.args[k],)
         for b in bases:
             if isinstance(b, Tracked):
@@ -475,7 +475,7 @@ def where(call, ufunc, inputs, kwargs):
     mask = plain(kwargs["where"])
     if mask is True:
         return call(ufunc, inputs, rest)
-    if isinstance(_rows.get(ufunc), Elementwise) is False or set(rest) - {"out"}:
+    if not getattr(_rows.get(ufunc), "elementwise", False) or set(rest) - {"out"}:
         raise TypeError(
             f"pullback: {name_of(ufunc)}(..., where=) on a tracked value is recorded for the "
             "elementwise ufuncs with no other keyword; write np.where(mask, "

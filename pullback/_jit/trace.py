@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .._engine.core import IN_PLACE, Tracked, apply, map_boxes, memory, plain, top_level
+from .._engine.core import IN_PLACE, Tracked, apply, map_boxes, plain, top_level
 from .._engine.interception import original_of
+from .._engine.methods import memory
 from .._engine.registry import getitem
 from ..tree import tree_flatten
 from .bits import _snapshot

@@ -83,8 +83,8 @@ def first_birth(out, constants=False) -> tuple[Tracked, Any] | None:
         args = node.args
         if args is None or node.rule is None:
             continue
-        if isinstance(args, Tracked):  # an output of several: its hub
-            stack.append(args)
+        if node.rule.index is not None:  # an output of several: its hub
+            stack.append(args[0])
             continue
         value = node.value
         bad = next((b for b in map(_first_bad, _values(value)) if b), None) \

@@ -12,10 +12,9 @@ import numpy as np
 
 from .._engine.arguments import fname_of, function_named, normalize_argnums
 from .._engine.core import Tracked, box_at, plain
-from .._engine.registry import Pick, Unbatched
 from .._engine.vjp import Linearized
 from ..tree import plural, tree_flatten
-from .watch import _ROWS, _tracked, _Watch, _Watching
+from .watch import _tracked, _Watch, _Watching
 
 
 def _record_run(f, args, kwargs, nums) -> tuple[Linearized, _Watch]:
@@ -71,8 +70,6 @@ def _arrays(x, found, seen_objects, depth=0):
     elif isinstance(x, dict):
         for v in x.values():
             _arrays(v, found, seen_objects, depth + 1)
-    elif isinstance(x, Unbatched):
-        _arrays(x.rule, found, seen_objects, depth + 1)
     elif callable(x) and getattr(x, "__closure__", None):
         for cell in x.__closure__:
             try:
@@ -88,12 +85,12 @@ def _saved(node) -> dict[int, np.ndarray]:
     found: dict[int, np.ndarray] = {}
     seen: set[int] = set()
     _arrays(plain(node.value), found, seen)
-    args = node.args if isinstance(node.args, (list, tuple)) else ()
-    for a in args:
-        _arrays(plain(a) if isinstance(a, Tracked) else a, found, seen)
     rule = node.rule
-    if not isinstance(rule, (*_ROWS, Pick)):  # (rows read their arguments)
-        _arrays(rule, found, seen)
+    if rule is None or rule.index is not None:  # an input, or one output of several
+        return found
+    for a in node.args:
+        _arrays(plain(a) if isinstance(a, Tracked) else a, found, seen)
+    _arrays(rule.saved(), found, seen)  # (a pullback's closure; rows read the arguments)
     return found
 
 
@@ -241,9 +238,7 @@ def _build_graph(f, args, kwargs, argnums) -> Graph:
             continue
         found[node.seq] = node
         args_ = node.args
-        if isinstance(args_, Tracked):
-            stack.append(args_)
-        elif args_ is not None:
+        if args_ is not None:
             stack.extend(a for a in _tracked(args_) if a.level == level)
     leaf_names = {}
     for i, (_, _, boxes) in zip(nums, lin.inputs):
@@ -262,9 +257,9 @@ def _build_graph(f, args, kwargs, argnums) -> Graph:
             nodes.append(node)
             continue
         op, site = watch.site_of(t)
-        if t.rule.__class__ is Pick:
-            op = f"{watch.site_of(t.args)[0]}[{t.rule.index}]"
-            inputs = [t.args.seq]
+        if t.rule.index is not None:  # one output of several
+            op = f"{watch.site_of(t.args[0])[0]}[{t.rule.index}]"
+            inputs = [t.args[0].seq]
         else:
             inputs = sorted({a.seq for a in _tracked(t.args) if a.level == level})
         node = Node(seq, op, shape, dtype, site, inputs, "op")

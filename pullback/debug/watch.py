@@ -21,21 +21,12 @@ from typing import Any
 import numpy as np
 
 from .._engine import core
-from .._engine.backward import _product_pullback, _row_pullback
 from .._engine.core import Tracked, plain, state
-from .._engine.registry import (
-    Bilinear,
-    Elementwise,
-    NotImplementedCotangent,
-    Pick,
-    Reduction,
-    Unbatched,
-    name_of,
-)
+from .._engine.records import Record
+from .._engine.registry import name_of
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # pullback/
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
-_ROWS = (Elementwise, Bilinear, Reduction)  # the rules that are table rows
 
 
 # ---------------------------------------------------------------------------- the user's line
@@ -108,14 +99,7 @@ def _all_finite(args) -> bool:
 
 def _op_name(rule, func=None) -> str:
     """How messages name the operation of a node."""
-    if func is not None:
-        return name_of(func)
-    if isinstance(rule, _ROWS):
-        return name_of(rule.func)
-    if rule.__class__ is Unbatched:
-        rule = rule.rule
-    name = getattr(rule, "__qualname__", None) or repr(rule)
-    return name.rsplit(".", 1)[-1]
+    return name_of(func) if func is not None else rule.name()
 
 
 def _nodes_of(out):
@@ -161,7 +145,7 @@ class _Watch:
         if not self.check:
             return
         for node in nodes:
-            if node.rule.__class__ is Pick:
+            if node.rule.index is not None:  # one output of several: its hub is checked
                 continue
             value = node.value
             bad = next((b for b in map(_first_bad, _values(value)) if b), None) \
@@ -172,77 +156,66 @@ class _Watch:
                 raise _anomaly(
                     f"pullback: {op} of finite inputs gave {bad[1]} at index {bad[0]} "
                     f"in the forward pass{within}, at {_where(site)}", site)
-            node.rule = _checked(node, op, site)
+            node.rule = _Checked(node.rule, op, site)
 
     def site_of(self, node) -> tuple[str, Site | None]:
         return self.seen.get(node.seq) or (_op_name(node.rule), None)
 
 
-def _checked(node, op: str, site: Site | None):
-    """``node``'s rule, as a general rule whose pullback checks what it returns: a
-    cotangent with a NaN or infinity made from a finite one is an anomaly, and an error
-    raised inside the pullback gets a note naming the line that recorded the node."""
-    rule = node.rule
-    if rule.__class__ is Unbatched:
-        return Unbatched(_checked_pullback(rule.rule, op, site))
-    if isinstance(rule, _ROWS):
-        row = rule
-        pairs = {Elementwise: _row_pullback, Bilinear: _product_pullback,
-                 Reduction: Reduction.pull}[row.__class__]
+class _Checked(Record):
+    """A node's record under ``pb.detect_anomaly``, whose ``pull`` checks what its own
+    record's returns: a cotangent with a NaN or infinity made from a finite one is an
+    anomaly, and an error raised inside the pullback gets a note naming the line that
+    recorded the node. It answers for its record otherwise."""
 
-        def rule(g):
-            args, level = node.args, node.level
-            positions = [i for i, a in enumerate(args)
-                         if isinstance(a, Tracked) and a.level == level]
-            cts = [None] * len(args)
-            for i, (_, ct) in zip(positions, pairs(row, node, g)):
-                cts[i] = ct
-            return tuple(cts)
+    __slots__ = ("rule", "op", "site")
 
-        rule.__qualname__ = op
-    return _checked_pullback(rule, op, site)
+    def __init__(self, rule, op: str, site: Site | None) -> None:
+        self.rule, self.op, self.site = rule, op, site
 
+    elementwise = property(lambda self: self.rule.elementwise)
+    view_of = property(lambda self: self.rule.view_of)
 
-def _checked_pullback(pullback, op, site):
-    def check(g, ct, position):
-        if ct is not None and ct.__class__ is not NotImplementedCotangent:
-            bad = next((b for b in map(_first_bad, _values(ct)) if b), None)
-            if bad is not None and _all_finite(g) and not getattr(state.watch, "collect",
-                                                                   False):
+    def name(self):
+        return self.op
+
+    def saved(self):
+        return self.rule.saved()
+
+    def pull(self, node, g):
+        pairs = _noted(lambda: list(self.rule.pull(node, g)), self.op, self.site)
+        given = getattr(g, "slots", g)  # (a hub's: one slot per output)
+        if not _all_finite(given) or getattr(state.watch, "collect", False):
+            return pairs
+        for k, (parent, ct) in enumerate(pairs):
+            bad = None if ct is None else next(
+                (b for b in map(_first_bad, _values(ct)) if b), None)
+            if bad is not None:
+                position = next((i for i, a in enumerate(node.args) if a is parent), k)
                 raise _anomaly(
-                    f"pullback: the pullback of {op} turned finite cotangents into {bad[1]} "
-                    f"at index {bad[0]} of the cotangent of its argument {position}, in the "
-                    f"backward pass; the node was recorded at {_where(site)}", site)
-        return ct
+                    f"pullback: the pullback of {self.op} turned finite cotangents into "
+                    f"{bad[1]} at index {bad[0]} of the cotangent of its argument {position}, "
+                    f"in the backward pass; the node was recorded at {_where(self.site)}",
+                    self.site)
+        return pairs
 
-    def noted(call):
-        stack = _pullbacks.__dict__.setdefault("stack", [])
-        stack.append((op, site))
-        try:
-            return call()
-        except FloatingPointError:
-            raise
-        except Exception as error:
-            if getattr(error, "pullback_site", None) is None:
-                _add_note(error, f"pullback: raised in the pullback of {op}, recorded at "
-                                 f"{_where(site)}")
-                _mark(error, site)
-            raise
-        finally:
-            stack.pop()
 
-    def thunk(g, c, position):
-        return lambda: check(g, noted(c), position)
-
-    def checked_pullback(g):
-        cts = noted(lambda: pullback(g))
-        if not isinstance(cts, (tuple, list)):
-            return cts  # the engine says what is wrong with it
-        return tuple(thunk(g, c, i) if callable(c) and c.__class__ is not
-                     NotImplementedCotangent else check(g, c, i) for i, c in enumerate(cts))
-
-    checked_pullback.__qualname__ = getattr(pullback, "__qualname__", op)
-    return checked_pullback
+def _noted(call, op, site):
+    """``call()``, an error it raises noting the pullback of ``op`` recorded at ``site``."""
+    stack = _pullbacks.__dict__.setdefault("stack", [])
+    stack.append((op, site))
+    try:
+        return call()
+    except FloatingPointError:
+        raise
+    except Exception as error:
+        if getattr(error, "pullback_site", None) is None:
+            _add_note(error, f"pullback: raised in the pullback of {op}, recorded at "
+                             f"{_where(site)}")
+            _mark(error, site)
+        raise
+    finally:
+        stack.pop()
 
 
 # the checked pullbacks running on this thread, innermost last: (op, the site of its node)

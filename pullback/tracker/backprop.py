@@ -20,6 +20,7 @@ from .._engine.core import Tracked, _level_ids, box_at, live_levels, plain, shap
 from .._engine.guard import Hold
 from .._engine.lazy import after, checked, is_lazy
 from .._engine.methods import escapes, owner
+from .._engine.records import Pullback
 from .._engine.registry import LossError
 from .._engine.vjp import strip, writeable
 from ..debug.anomaly import graph_loss_error
@@ -252,6 +253,9 @@ def _param_pullback(g):
     return (g,)
 
 
+_PARAM_PULLBACK = Pullback(_param_pullback)
+
+
 def _nested_gradient(fn, fname, params, losscheck):
     """pb.gradient inside another transform (pb.grad, pb.jacobian, an outer pb.gradient):
     while ``fn`` runs and its backward pass is taken, each param is tracked at a fresh
@@ -267,7 +271,7 @@ def _nested_gradient(fn, fname, params, losscheck):
     try:
         for p in params:
             value = p.value
-            stand = Tracked(value, p.level, (p,), _param_pullback)
+            stand = Tracked(value, p.level, (p,), _PARAM_PULLBACK)
             if type(value) is np.ndarray:  # read-only while a graph through it lives
                 stand.hold = Hold([value], "a pb.param's value, read inside pb.gradient")
             saved.append((p, p.level, value, stand))

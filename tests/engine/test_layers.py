@@ -16,15 +16,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pullback"
 ENGINE = {
     "interception": "NumPy's and SciPy's functions swapped for stand-ins while a "
                     "differentiation runs, and nothing swapped otherwise",
-    "registry": "the rule tables and the records a rule can be, the errors, name_of",
+    "registry": "the rule tables, the cotangent markers, the errors, name_of",
     "refusals": "the messages of what cannot be differentiated, naming the caller's line",
     "methods": "the array methods of tracked values, and numbers escaped with .item()",
     "guard": "arrays a graph needs held read-only while it needs them",
     "binding": "a call's arguments bound by name, for rules and out=",
     "lazy": "lazy arrays (Dask): checks deferred until they are computed",
-    "core": "tracked values and levels, dispatch (apply) and recording (record)",
-    "register": "registration: rrule, elementwise, linear, composite, primitive, ...",
+    "core": "tracked values and levels, and dispatch (apply): a call to its record",
     "backend": "other array libraries' values (CuPy, Dask) as NumPy's",
+    "records": "the record kinds, each with both halves (record and pull), and record()",
+    "register": "registration: rrule, elementwise, linear, composite, primitive, ...",
     "modes": "no_grad",
     "construct": "np.array and NumPy's other constructors on tracked values",
     "writes": "x[i] = v, x += v, out= and where= on tracked values; views and their bases",
@@ -32,7 +33,10 @@ ENGINE = {
     "arguments": "what a transform is given and returns, checked, with its messages",
     "vjp": "the vjp layer: linearize a function, pull cotangents back through the run",
 }
-ENGINE_BUDGET = 5200  # lines of pullback/_engine/*.py together (5,150 today, writes included)
+# lines of pullback/_engine/*.py together: 5,300 today, writes and records included (the
+# record kinds with both halves took the rows out of registry.py, the pulls out of
+# backward.py and the node making out of core.py, and added the protocol they share)
+ENGINE_BUDGET = 5350
 
 # The wings (pullback/<wing>) and the wings each may import at module level.
 FACES = {"api", "transforms", "tracker", "testing", "debug", "optim", "optimize"}
@@ -167,6 +171,42 @@ def test_every_engine_file_is_named_with_what_it_holds():
 def test_the_engine_stays_readable_in_one_sitting():
     lines = sum(len(p.read_text().splitlines()) for p in (PACKAGE / "_engine").glob("*.py"))
     assert lines <= ENGINE_BUDGET, lines
+
+
+# the engine's two loops, each readable on one screen: (module, function) -> at most
+# (lines, cyclomatic complexity)
+LOOPS = {("core", "apply"): (40, 10), ("backward", "backward_pass"): (40, 10)}
+
+
+def complexity(function):
+    """McCabe's count of a function's paths: one, plus one per branch, loop, handler,
+    comprehension filter, conditional expression and extra operand of ``and``/``or``."""
+    n = 1
+    for node in ast.walk(function):
+        if isinstance(node, (ast.If, ast.IfExp, ast.For, ast.While, ast.ExceptHandler,
+                             ast.Assert)):
+            n += 1
+        elif isinstance(node, ast.comprehension):
+            n += 1 + len(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            n += len(node.values) - 1
+    return n
+
+
+def test_the_engines_loops_fit_on_a_screen():
+    for (module, name), (most_lines, most_paths) in LOOPS.items():
+        tree = ast.parse((PACKAGE / "_engine" / f"{module}.py").read_text())
+        function = next(n for n in tree.body if isinstance(n, ast.FunctionDef)
+                        and n.name == name)
+        lines = function.end_lineno - function.lineno + 1
+        assert lines <= most_lines and complexity(function) <= most_paths, (
+            module, name, lines, complexity(function))
+
+
+def test_the_complexity_count_sees_branches_loops_and_conditions():
+    source = ("def f(x):\n    for y in x:\n        if y and x or y:\n"
+              "            return 1 if y else 2\n")
+    assert complexity(ast.parse(source).body[0]) == 6
 
 
 def test_every_file_fits_the_line_budget():

@@ -8,7 +8,7 @@ refused, as a plain array's ``a[i] = x`` is.
 
 import numpy as np
 
-from ..._engine.core import memory
+from ..._engine.methods import memory
 from ..._engine.refusals import called_from
 from ...extend import Tracked, composite, is_complex, name_of, on_backend, plain, ufunc_method
 from .indexing import index_add

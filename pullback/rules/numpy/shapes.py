@@ -8,7 +8,7 @@ general rule.
 
 import numpy as np
 
-from ..._engine.core import memory
+from ..._engine.methods import memory
 from ..._engine.writes import base_and_geometry
 from ...extend import astype, composite, is_foreign, linear, on_backend, plain, rrule, shape_of
 from .._util import batch_shape, normalize_axes

@@ -8,7 +8,7 @@ read-only, as NumPy's).
 
 import numpy as np
 
-from ..._engine.core import memory
+from ..._engine.methods import memory
 from ..._engine.writes import base_and_geometry, reread
 from ...extend import Tracked
 from .._util import replace_when_tracked

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ..._engine.backward import times_singular
+from ..._engine.records import times_singular
 from ..._engine.registry import NotImplementedCotangent
 from ...extend import (
     elementwise,

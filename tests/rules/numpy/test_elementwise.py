@@ -3,7 +3,7 @@ import pytest
 
 import pullback as pb
 from pullback._engine import registry
-from pullback._engine.backward import times_singular
+from pullback._engine.records import times_singular
 from pullback.rules.numpy.elementwise import SIGN_IS_PHASE, complex_sign, nan_to_num_copy
 
 from ..spec import BINARY, UNARY, Args, Spec, check_constant, check_unreached
