@@ -33,6 +33,7 @@ from ._engine.core import (
     writes,
 )
 from ._engine.guard import Hold, is_held, release
+from ._engine.methods import NO_LEVEL
 from ._engine.modes import no_grad
 from ._engine.records import Pullback, record
 from ._engine.register import (
@@ -123,9 +124,9 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
         leaves, treedef = tree_flatten((args, kwargs))
         leaves = [drop_finished(x) for x in leaves]
         top = top_level(leaves)[0]
-        if top < 0:  # no tracked argument: f runs as it is, unless it closes over one
+        if top == NO_LEVEL:  # no tracked argument: f runs as it is, unless it closes over one
             out = f(*args, **kwargs)
-            if top_level(tree_flatten(out)[0])[0] >= 0:
+            if top_level(tree_flatten(out)[0])[0] != NO_LEVEL:
                 raise TypeError(_closure_message(fname))
             return out
         mine = [k for k, x in enumerate(leaves) if isinstance(x, Tracked) and x.level == top]
@@ -268,7 +269,7 @@ def _hook_leaf(fn, x):
     if state.no_grad:
         return plain(x)
     x = drop_finished(x)
-    if not isinstance(x, Tracked) or x.level < 0:  # (a pb.jit trace's box is no level)
+    if not isinstance(x, Tracked) or x.traced:  # (a pb.jit trace's box is no level)
         return x
     real = not is_complex(plain(x))
 

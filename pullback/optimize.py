@@ -57,7 +57,7 @@ def refuse_tracked(leaf, name):
     if isinstance(leaf, Param):
         raise TypeError(f"pullback: {name} is a pb.param; minimize works on plain values: pass "
                         "the param's .value, and assign result.x back to .value after")
-    if isinstance(leaf, Tracked) and leaf.level >= 0:
+    if isinstance(leaf, Tracked) and not leaf.traced:
         raise TypeError(f"pullback: {name} is a tracked value (minimize was called inside "
                         "pb.grad or another transform), but minimize is not differentiated "
                         "through; start it from pb.stop_gradient(x0)")

@@ -20,7 +20,16 @@ import numpy as np
 from .binding import bind_positional, positional_out
 from .guard import hold, level_holds, read_only
 from .interception import activate, deactivate
-from .methods import ArrayMethods, Escaped, deferring, escapes, in_order, reflected, shape_of
+from .methods import (
+    NO_LEVEL,
+    ArrayMethods,
+    Escaped,
+    deferring,
+    escapes,
+    in_order,
+    reflected,
+    shape_of,
+)
 from .methods import is_complex as is_complex  # (extend.py and the rules take it from here)
 from .refusals import (
     no_rule,
@@ -48,8 +57,9 @@ from .registry import (
 _level_ids = itertools.count(1)
 _seq = itertools.count()
 # Levels whose computation is still running, with their kind. Level 0 is the Tracker
-# level of ``param`` values made outside any transform: it never ends. Levels below 0 are
-# pb.jit's traces (_jit/trace.py): never live and never stripped (``plain`` keeps their boxes).
+# level of ``param`` values made outside any transform: it never ends. A pb.jit trace's
+# boxes (_jit/trace.py: ``traced``) are at no live level, and never stripped (``plain``
+# keeps them); their level numbers, below NO_LEVEL, are the trace's.
 live_levels = {0: "tracker"}
 watching: set[int] = set()  # the threads with a watch set (debug/watch.py): records read this
 
@@ -107,7 +117,7 @@ def tracker_level():
 
 def plain(x):
     """The plain value under every box (but a pb.jit trace's)."""
-    while isinstance(x, Tracked) and x.level >= 0:
+    while isinstance(x, Tracked) and not x.traced:
         x = x.value
     return x
 
@@ -131,7 +141,7 @@ def map_boxes(x, open_box):
 
 
 def live_box(x):
-    while isinstance(x, Tracked) and x.level not in live_levels and x.level >= 0:
+    while isinstance(x, Tracked) and x.level not in live_levels and not x.traced:
         x = x.value
     return x
 
@@ -144,7 +154,7 @@ def drop_finished(x):
 def top_level(items):
     """The highest live level among tracked values in ``items`` (looking into nested lists
     and tuples, as np.block's arguments are), and whether any has a finished level."""
-    top, finished = -1, False
+    top, finished = NO_LEVEL, False
     stack = [items]
     while stack:
         for a in stack.pop():
@@ -188,11 +198,11 @@ def apply(func, args, kwargs):
             return writes.into_out(apply, func, args, kwargs)
         if _tracked_keyword(kwargs):
             if not rule.binds:  # a composite's impl takes the keywords as they are
-                return rule.record(func, args, kwargs, -1)
+                return rule.record(func, args, kwargs, NO_LEVEL)
             if func not in nondiff:  # (np.savez(f, W=W): a nondiff's keywords stay)
                 args, kwargs = bind_positional(func, args, kwargs, Tracked)
     top, args = _level(func, args)
-    if top < 0:
+    if top == NO_LEVEL:
         return _call_plain(func, args, kwargs)
     return rule.record(func, args, kwargs, top)
 
@@ -200,7 +210,7 @@ def apply(func, args, kwargs):
 def _tracked_keyword(kwargs):
     """Whether a keyword is tracked (or a tuple of them: np.histogram's range=(lo, hi));
     the rules read such a keyword at its position."""
-    return any(isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] >= 0
+    return any(isinstance(v, Tracked) or type(v) in _LISTS and top_level(v)[0] != NO_LEVEL
                for v in kwargs.values())
 
 
@@ -209,7 +219,7 @@ def _level(func, args):
     tracked values read as arrays where NumPy reads them so, values escaped from finished
     computations as constants. The flat case (x @ W, np.sum(x)) is written out; nested
     lists and tuples (np.block, np.stack) take the general walk."""
-    top, finished, nested = -1, False, False
+    top, finished, nested = NO_LEVEL, False, False
     for a in args:
         if isinstance(a, Tracked):
             lvl = a.level
@@ -223,7 +233,7 @@ def _level(func, args):
         top, finished = top_level(args)
         if reads_lists_as_arrays(func):  # lists holding tracked values become arrays (all
             args = tuple(np.array(a) if type(a) in (list, tuple) and (  # a ufunc's, as NumPy)
-                top_level(a)[0] >= 0 or isinstance(func, np.ufunc)) else a for a in args)
+                top_level(a)[0] != NO_LEVEL or isinstance(func, np.ufunc)) else a for a in args)
     if finished:  # values escaped from finished computations are constants
         args = drop_finished(args)
         top = top_level(args)[0]
@@ -264,9 +274,11 @@ def _binary(func, a, b):
     row = rules.get(func, NO_RULE)
     if state.slow:
         return apply(func, (a, b), {})
-    la = a.level if isinstance(a, Tracked) else a.at(state) if a.__class__ is Escaped else -1
-    lb = b.level if isinstance(b, Tracked) else b.at(state) if b.__class__ is Escaped else -1
-    if (la != -1 and la not in live_levels) or (lb != -1 and lb not in live_levels):
+    la = (a.level if isinstance(a, Tracked) else a.at(state) if a.__class__ is Escaped
+          else NO_LEVEL)
+    lb = (b.level if isinstance(b, Tracked) else b.at(state) if b.__class__ is Escaped
+          else NO_LEVEL)
+    if (la != NO_LEVEL and la not in live_levels) or (lb != NO_LEVEL and lb not in live_levels):
         return apply(func, (a, b), {})  # drops finished levels
     if not row.elementwise:  # a product's row (x @ W), or a general rule: its record
         if row is NO_RULE or a.__class__ in _LISTS or b.__class__ in _LISTS:
@@ -458,7 +470,7 @@ class Tracked(ArrayMethods):
         return f"Tracked({plain(self)!r}, level={self.level})"
 
     def __getitem__(self, index):
-        if any(isinstance(i, Tracked) and i.level >= 0  # pb.jit traces indices too
+        if any(isinstance(i, Tracked) and not i.traced  # pb.jit traces indices too
                for i in (index if type(index) is tuple else (index,))):
             raise TypeError(
                 "pullback: an index must be a plain integer, slice or array, not a tracked "

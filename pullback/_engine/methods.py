@@ -10,6 +10,10 @@ from .refusals import came_back, line_of_caller, refuse_subclass
 # the levels whose tracked values gave plain numbers away, with how (x.item(), x.tolist()):
 # a transform whose output then has no derivative says so (backward.Linearized)
 escapes: dict[int, str] = {}
+# the level of no box: a constant's, and what core.top_level finds where no live level is
+# (a gradient computation's levels are 0 and up; a pb.jit trace is no level, its boxes
+# say so: ``traced``)
+NO_LEVEL = -1
 
 
 class Escaped(float):
@@ -22,13 +26,13 @@ class Escaped(float):
     __slots__ = ("levels", "where")
 
     def at(self, state):
-        """The level this number is at in a recorded operation (-1: a constant), after
+        """The level this number is at in a recorded operation (NO_LEVEL: a constant), after
         refusing it while a transform it left is running (``state``: core.state). Inside
         pb.gradient's loss it is a constant, as PyTorch's ``.item()``: the Tracker face's."""
         if not state.in_gradient and any(
                 state.live.get(level) == "functional" for level in self.levels):
             came_back(self.where)
-        return -1
+        return NO_LEVEL
 
     def __reduce__(self):
         return float, (float(self),)
@@ -59,9 +63,9 @@ def _escape(x, out, how):
     """``out``, a plain number or nested list that ``how`` took out of the tracked ``x``,
     as ``Escaped`` floats when a transform (a level above 0) differentiates ``x``."""
     levels = []
-    while isinstance(x, ArrayMethods) and x.level >= 0:  # (a pb.jit trace's box stays)
+    while isinstance(x, ArrayMethods) and not x.traced:  # (a pb.jit trace's box stays)
         escapes[x.level] = how  # (level 0 too: pb.gradient reads and clears it)
-        if x.level > 0:
+        if x.level != 0:  # (0: the Tracker level of top-level params)
             levels.append(x.level)
         x = x.value
     if not levels:
@@ -241,6 +245,7 @@ class ArrayMethods:
     """Mixed into ``Tracked``: ``x.sum()``, ``x.T``, ``x.reshape(...)`` and the rest."""
 
     __slots__ = ()
+    traced = False  # a pb.jit trace's box (_jit/trace.py's Traced): looked through by nothing
 
     shape = property(lambda self: self.value.shape, _no_shape_assignment)
     strides = property(lambda self: memory(self).strides)
@@ -268,7 +273,7 @@ class ArrayMethods:
     def _leave(self, how=None):
         """The plain value, noting at each of its levels that ``how`` took it out."""
         v = self
-        while isinstance(v, ArrayMethods) and v.level >= 0:  # (a pb.jit trace's box stays)
+        while isinstance(v, ArrayMethods) and not v.traced:  # (a pb.jit trace's box stays)
             if how is not None:  # (level 0 too: pb.gradient reads and clears it)
                 escapes[v.level] = how
             v = v.value

@@ -17,7 +17,7 @@ import numpy as np
 from .backend import is_foreign, zeros_like_value
 from .core import Tracked, apply, map_boxes, plain, state, top_level, watching, writes
 from .guard import hold, level_holds, read_only
-from .methods import is_complex, is_inexact, memory, shape_of
+from .methods import NO_LEVEL, is_complex, is_inexact, memory, shape_of
 from .refusals import (
     fitted_list,
     library_rule,
@@ -167,7 +167,7 @@ def times_singular(g, local):
     """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
     singular row's cotangent under a nested derivative, a primitive with a singular row of
     its own (so every order keeps the rule)."""
-    if top_level((g, local))[0] >= 0:
+    if top_level((g, local))[0] != NO_LEVEL:
         return apply(times_singular, (g, local), {})
     return np.where(g == 0, 0, g * local)
 
@@ -217,7 +217,9 @@ class Bilinear(Record):
             ca, cb = per_slice(lambda g: (vjp_a(g, av, bv) if ta else None,
                                           vjp_b(g, av, bv) if tb else None), g, node.value)
             return ((a, ca), (b, cb))
-        return ((a, vjp_a(g, av, bv) if ta else None), (b, vjp_b(g, av, bv) if tb else None))
+        if ta and tb:
+            return ((a, vjp_a(g, av, bv)), (b, vjp_b(g, av, bv)))
+        return ((a, vjp_a(g, av, bv)),) if ta else ((b, vjp_b(g, av, bv)),)
 
 
 class Reduction(Record):

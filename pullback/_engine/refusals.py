@@ -279,7 +279,7 @@ def refuse_scalar(kind: str, x: Any = None) -> Any:
     needs no gradient, so ``x``'s plain value is converted, as f-strings format it."""
     if x is not None and _formatting(sys._getframe(2)):
         v = x
-        while hasattr(v, "level") and v.level >= 0:  # (a pb.jit trace formats its box)
+        while getattr(v, "traced", True) is False:  # (a pb.jit trace formats its box)
             v = v.value
         return {"float": float, "int": int, "complex": complex}[kind](v)
     where = called_from()

@@ -20,6 +20,7 @@ import numpy as np
 from ..tree import kind_of
 from .core import apply, top_level
 from .interception import load_scipy_rules, original_of
+from .methods import NO_LEVEL
 from .records import Bilinear, Composite, Elementwise, General, Reduction
 from .registry import (
     MINUS_ONE,
@@ -466,7 +467,7 @@ def primitive(fn):
     @functools.wraps(fn)
     def primitive_wrapper(*args, **kwargs):
         top, finished = top_level((args, tuple(kwargs.values())))
-        if top >= 0 or finished:
+        if top != NO_LEVEL or finished:
             return apply(primitive_wrapper, args, kwargs)
         return fn(*args, **kwargs)
 

@@ -20,8 +20,8 @@ from .records import zeros_for
 def strip(x):
     """``x`` without the boxes of finished computations (and of the top-level Tracker
     level): what a transform hands back once its own level has ended."""
-    while isinstance(x, Tracked) and (x.level == 0 and not state.in_gradient or x.level > 0
-                                      and x.level not in live_levels):  # (pb.jit's stays)
+    while isinstance(x, Tracked) and not x.traced and (  # (pb.jit's box stays)
+            x.level not in live_levels or x.level == 0 and not state.in_gradient):
         x = x.value
     return x
 
@@ -39,9 +39,9 @@ def as_result(ct, x):
     ndarray, a NumPy scalar for a Python or NumPy scalar."""
     if ct.__class__ is np.ndarray and x.__class__ is np.ndarray and ct.dtype == x.dtype:
         return ct if ct.flags.writeable else ct.copy()  # the common case first
-    if isinstance(x, Tracked) and x.level < 0:  # under pb.jit: the form of the traced value
+    if isinstance(x, Tracked) and x.traced:  # under pb.jit: the form of the traced value
         x = x.value
-    if isinstance(ct, Tracked) and ct.level < 0:
+    if isinstance(ct, Tracked) and ct.traced:
         x = plain(x)  # (a live box around a traced value: the form of the value)
         x = x.value if isinstance(x, Tracked) else x
         if isinstance(x, np.ndarray) and not isinstance(ct.value, np.ndarray):

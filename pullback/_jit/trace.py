@@ -1,9 +1,11 @@
-"""The trace of ``pb.jit``: a function's array arguments boxed as ``Traced`` values at a
-level below 0, and every NumPy call that meets one (and no live tracked value) recorded as
-one node: the function, its arguments (constants or other nodes) and its keywords. Every
-Python decision on a traced value (``bool``, ``float``, ``.item()``, ``hash``, a string
-made of it) and every shape that values set (``x[x > 0]``) is a guard of the program. What
-a program cannot replay raises ``_Untraceable``: that call runs eagerly, with a warning."""
+"""The trace of ``pb.jit``: a function's array arguments boxed as ``Traced`` values (a box
+of its own kind: ``traced``, at the trace's level number, below every gradient
+computation's), and every NumPy call that meets one (and no live tracked value) recorded,
+directly, as one node: the function, its arguments (constants or other nodes) and its
+keywords. Every Python decision on a traced value (``bool``, ``float``, ``.item()``,
+``hash``, a string made of it) and every shape that values set (``x[x > 0]``) is a guard
+of the program. What a program cannot replay raises ``_Untraceable``: that call runs
+eagerly, with a warning."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import numpy as np
 
 from .._engine.core import IN_PLACE, Tracked, apply, map_boxes, plain, top_level
 from .._engine.interception import original_of
-from .._engine.methods import memory
+from .._engine.methods import NO_LEVEL, deferring, memory
 from .._engine.registry import getitem
 from ..tree import tree_flatten
 from .bits import _snapshot
@@ -71,7 +73,7 @@ class _Trace:
     """One run of a function with its arrays traced: the nodes and guards in order."""
 
     def __init__(self):
-        self.level = -1 - next(_trace_ids)  # -1 means "not tracked" in core._binary
+        self.level = NO_LEVEL - next(_trace_ids)  # (below every gradient computation's)
         self.events: list[Any] = []  # Traced nodes, and guards (box, kind, expected)
         # the nodes computed under another np.errstate than the trace's (a rule's, where an
         # infinite derivative is expected): their lines run under it too
@@ -86,7 +88,7 @@ class _Trace:
 
 
 def _has_live(args, kwargs):
-    return top_level((args, tuple(kwargs.values())))[0] >= 0
+    return top_level((args, tuple(kwargs.values())))[0] != NO_LEVEL
 
 
 def _trace_of(box):
@@ -367,11 +369,40 @@ def _guard(box, kind, value):
     return value
 
 
+def _engine_takes(other):
+    """Whether the other operand of a traced value's operator is for the engine: a gradient
+    computation's box (whose level records first), a list, or a value NumPy defers to."""
+    return (isinstance(other, Tracked) and not other.traced or type(other) in (list, tuple)
+            or deferring[other.__class__])
+
+
+def _operators(func, engine_operator, engine_reflected):
+    """A binary operator of a traced value and its reflected form: the call recorded on the
+    trace directly, or the engine's operator where ``_engine_takes`` the other operand."""
+
+    def traced_operator(self, other):
+        if _engine_takes(other):
+            return engine_operator(self, other)
+        return _record(self, func, (self, other), {})
+
+    def traced_reflected(self, other):  # (1j * x: NumPy's complex, as the engine's)
+        if _engine_takes(other):
+            return engine_reflected(self, other)
+        other = np.complex128(other) if other.__class__ is complex else other
+        return _record(self, func, (other, self), {})
+
+    return traced_operator, traced_reflected
+
+
 class Traced(Tracked):
     """A value traced by ``pb.jit``: NumPy calls on it are recorded, Python decisions on it
-    become guards of the recorded program."""
+    become guards of the recorded program. Its operators record on the trace directly; a
+    NumPy function reaches it through NumPy's protocols, a gradient computation's box
+    first where one takes part (it records at its level, and its rule's calls on the
+    values come here)."""
 
     __slots__ = ()
+    traced = True
 
     def __init__(self, value, level=None, args=None, rule=None):
         if level is None:  # type(x[0])(v): NumPy's scalar type, eagerly (statistics.mean)
@@ -406,10 +437,25 @@ class Traced(Tracked):
 
         return in_place_operator
 
-    __iadd__, __isub__ = _in_place(Tracked.__add__), _in_place(Tracked.__sub__)
-    __imul__, __itruediv__ = _in_place(Tracked.__mul__), _in_place(Tracked.__truediv__)
-    __ifloordiv__, __imod__ = _in_place(Tracked.__floordiv__), _in_place(Tracked.__mod__)
-    __ipow__, __imatmul__ = _in_place(Tracked.__pow__), _in_place(Tracked.__matmul__)
+    __add__, __radd__ = _operators(np.add, Tracked.__add__, Tracked.__radd__)
+    __sub__, __rsub__ = _operators(np.subtract, Tracked.__sub__, Tracked.__rsub__)
+    __mul__, __rmul__ = _operators(np.multiply, Tracked.__mul__, Tracked.__rmul__)
+    __truediv__, __rtruediv__ = _operators(np.true_divide, Tracked.__truediv__,
+                                           Tracked.__rtruediv__)
+    __floordiv__, __rfloordiv__ = _operators(np.floor_divide, Tracked.__floordiv__,
+                                             Tracked.__rfloordiv__)
+    __mod__, __rmod__ = _operators(np.remainder, Tracked.__mod__, Tracked.__rmod__)
+    __pow__, __rpow__ = _operators(np.power, Tracked.__pow__, Tracked.__rpow__)
+    __matmul__, __rmatmul__ = _operators(np.matmul, Tracked.__matmul__, Tracked.__rmatmul__)
+    __divmod__, __rdivmod__ = _operators(np.divmod, Tracked.__divmod__, Tracked.__rdivmod__)
+    __neg__ = lambda self: _record(self, np.negative, (self,), {})  # noqa: E731
+    __pos__ = lambda self: _record(self, np.positive, (self,), {})  # noqa: E731
+    __abs__ = lambda self: _record(self, np.absolute, (self,), {})  # noqa: E731
+
+    __iadd__, __isub__ = _in_place(__add__), _in_place(__sub__)
+    __imul__, __itruediv__ = _in_place(__mul__), _in_place(__truediv__)
+    __ifloordiv__, __imod__ = _in_place(__floordiv__), _in_place(__mod__)
+    __ipow__, __imatmul__ = _in_place(__pow__), _in_place(__matmul__)
     del _in_place
 
     def astype(self, dtype, **kwargs):

@@ -13,6 +13,7 @@ from .._engine.interception import (
     swap_code,
     unswap_attribute,
 )
+from .._engine.methods import NO_LEVEL
 from .._engine.registry import is_primitive, primitive_bodies
 from ..extend import Tracked, is_complex, is_foreign, on_backend, plain, primitive, rrule, shape_of
 
@@ -108,7 +109,7 @@ def live(args, kwargs):
     """Whether a tracked value (of a live computation, or a finished one) is among a call's
     arguments, looking into lists and tuples."""
     top, finished = top_level((args, tuple(kwargs.values())))
-    return top >= 0 or finished
+    return top != NO_LEVEL or finished
 
 
 def _dispatch(func, body, args, kwargs):

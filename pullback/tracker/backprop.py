@@ -32,7 +32,7 @@ def _tracker_boxes(y):
     """The boxes of ``y`` at the live Tracker levels it depends on, innermost first (a loss
     inside pb.grad may depend on params made there and on params made outside)."""
     boxes = []
-    while isinstance(y, Tracked) and y.level >= 0:
+    while isinstance(y, Tracked) and not y.traced:
         if live_levels.get(y.level) == "tracker":
             boxes.append(y)
         y = y.value

@@ -113,7 +113,7 @@ class Param(Tracked):
     def data(self) -> Any:
         """``.value``, under PyTorch's name: the param's array, without its gradient.
         Assigning to it assigns to ``.value``."""
-        return plain(self.value) if self.level < 0 else self.value
+        return self.value
 
     @data.setter
     def data(self, v: Any) -> None:
@@ -318,7 +318,7 @@ def _below(v: Any, level: int) -> tuple[Any, bool]:
     ``level`` (one the param was made in) is kept. Also whether a box of a live transform
     above ``level`` (one that started after the param was made) was dropped."""
     above = False
-    while isinstance(v, Tracked) and v.level >= 0:  # (a pb.jit trace's box stays)
+    while isinstance(v, Tracked) and not v.traced:  # (a pb.jit trace's box stays)
         if live_levels.get(v.level) == "functional" and v.level != level:
             if v.level < level:
                 break
@@ -349,7 +349,7 @@ def _untracked(v: Any, p: Param, name: str) -> Any:
     param made inside pb.grad from its argument); else refused (another param, a value
     computed from params)."""
     v = live_box(v)
-    if not isinstance(v, Tracked) or v.level < 0 or (
+    if not isinstance(v, Tracked) or v.traced or (
             live_levels.get(v.level) == "functional" and v.level < p.level
             and not isinstance(v, Param)):
         return v

@@ -209,6 +209,50 @@ def test_the_complexity_count_sees_branches_loops_and_conditions():
     assert complexity(ast.parse(source).body[0]) == 6
 
 
+_LEVEL_NAMES = {"top", "lvl", "la", "lb"}  # (in modules that read levels)
+
+
+def _is_level(node, reads_levels):
+    """Whether ``node`` is a level: ``x.level``, ``top_level(...)[0]``, or, in a module that
+    reads levels, a name the engine gives one."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "level"
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call):
+        return getattr(node.value.func, "id", None) == "top_level"
+    return reads_levels and isinstance(node, ast.Name) and node.id in _LEVEL_NAMES
+
+
+def _sign_tests(source):
+    """The lines that compare a level with 0 or -1 by order (``x.level >= 0``, ``top <
+    0``): a pb.jit trace told from a gradient computation by the sign of its level."""
+    tree = ast.parse(source)
+    reads_levels = {"top_level", "live_levels"} & _imported_names(tree) or "def top_level" in source
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or not any(
+                isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            continue
+        sides = [node.left, *node.comparators]
+        signs = [s for s in sides if isinstance(s, ast.Constant) and s.value in (0, -1) or (
+            isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub))]
+        if signs and any(_is_level(s, reads_levels) for s in sides):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_sign_test_on_a_level():
+    # a pb.jit trace's box says it is one (``traced``); no live level is NO_LEVEL
+    found = [f"{path.relative_to(PACKAGE.parent)}:{line}" for path in PACKAGE.rglob("*.py")
+             for line in _sign_tests(path.read_text())]
+    assert not found, found
+
+
+def test_the_sign_test_check_finds_them():
+    source = ("from .core import top_level\n"
+              "a = x.level >= 0\nb = top < 0\nc = top_level(v)[0] >= 0\nd = x.level != 0\n")
+    assert _sign_tests(source) == [2, 3, 4]
+
+
 def test_every_file_fits_the_line_budget():
     over = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > LINE_BUDGET}

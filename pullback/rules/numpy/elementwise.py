@@ -55,7 +55,7 @@ def _abs_deriv(ans, x):
 
 
 def _power_dbase(ans, x, y):
-    if not (isinstance(y, Tracked) and y.level >= 0):  # (a pb.jit trace's: a constant)
+    if not (isinstance(y, Tracked) and not y.traced):  # (a pb.jit trace's: a constant)
         # x ** 0 is the constant 1: its derivative is 0 even at x = 0 (no 0 * inf there)
         return y * np.power(x, on_backend(np.where(np.equal(y, 0), 0, np.subtract(y, 1)), x))
     return y * np.power(x, y - 1)

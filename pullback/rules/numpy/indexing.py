@@ -25,7 +25,7 @@ from .._util import zero_of
 
 
 def _plain_item(i):
-    if isinstance(i, Tracked) and i.level >= 0:  # pb.jit traces indices (levels below 0)
+    if isinstance(i, Tracked) and not i.traced:  # (pb.jit traces indices)
         raise TypeError(
             "pullback: an index must be a plain integer, slice or array, not a tracked "
             "value; use np.argmax/np.argsort or i.value to build indices"

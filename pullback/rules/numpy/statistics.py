@@ -38,8 +38,8 @@ from .._util import as_array, batch_shape, conj_if_complex, zero_of
 # ---------------------------------------------------------------------------- cov, corrcoef
 
 def _live(x):
-    """Whether ``x`` is tracked at a live level (pb.jit's traces are below 0)."""
-    return isinstance(x, Tracked) and x.level >= 0
+    """Whether ``x`` is tracked by a gradient computation (not a pb.jit trace's box)."""
+    return isinstance(x, Tracked) and not x.traced
 
 
 def _float_weights(v, like):

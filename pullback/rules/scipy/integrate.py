@@ -114,8 +114,8 @@ def scipy_call(name, body, args, kwargs):
 def first_order(name, *values):
     """Refuse a second derivative of a rule whose pullback runs on plain values."""
     for v in values:
-        # (a level below 0 is pb.jit's trace, which records the plain run as it is)
-        if any(isinstance(a, Tracked) and a.level >= 0 for a in tree_flatten(v)[0]):
+        # (a pb.jit trace's box: the trace records the plain run as it is)
+        if any(isinstance(a, Tracked) and not a.traced for a in tree_flatten(v)[0]):
             raise NoRuleError(
                 f"pullback: the rule of {name} is first order only (its pullback solves on "
                 "plain values); differentiate it once")
