@@ -11,12 +11,14 @@ on the values one level down, so the lower levels record the rule's own computat
 is how derivatives nest.
 """
 
+import functools
 import itertools
 import threading
 from typing import Any
 
 import numpy as np
 
+from ..tree import kind_of
 from .binding import bind_positional, positional_out
 from .guard import hold, level_holds, read_only
 from .interception import activate, deactivate
@@ -47,6 +49,7 @@ from .registry import (
     is_primitive,
     name_of,
     nondiff,
+    primitive_bodies,
     reads_lists_as_arrays,
     rules,
     ufunc_methods,
@@ -186,7 +189,8 @@ def note_write():
 # ---------------------------------------------------------------------------- dispatch
 
 def apply(func, args, kwargs):
-    """Call ``func`` on arguments some of which are tracked: its record (its table entry,
+    """Call ``func`` on arguments some of which are tracked (a NumPy function's override, a
+    ``primitive``'s wrapper): its record (its table entry,
     records.py) records the node, at the highest live level among them."""
     if state.no_grad:
         return _call_plain(func, args, kwargs)
@@ -254,6 +258,30 @@ class _NoRule:
 
 
 NO_RULE = _NoRule()
+
+
+def primitive(fn):
+    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
+    registered with ``@pb.rrule(fn)`` gives its derivative.
+
+    >>> @pb.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
+    np.float64(0.6931471805599453)
+    """
+    if not callable(fn):
+        raise TypeError(f"pullback: pb.primitive decorates a function, got {kind_of(fn)}")
+
+    @functools.wraps(fn)
+    def primitive_wrapper(*args, **kwargs):
+        top, finished = top_level((args, tuple(kwargs.values())))
+        if top != NO_LEVEL or finished:
+            return apply(primitive_wrapper, args, kwargs)
+        return fn(*args, **kwargs)
+
+    primitive_bodies[primitive_wrapper] = fn
+    return primitive_wrapper
 
 
 def _unary(func, a):

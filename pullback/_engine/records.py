@@ -15,9 +15,9 @@ import operator
 import numpy as np
 
 from .backend import is_foreign, zeros_like_value
-from .core import Tracked, apply, map_boxes, plain, state, top_level, watching, writes
+from .core import Tracked, map_boxes, plain, primitive, state, watching, writes
 from .guard import hold, level_holds, read_only
-from .methods import NO_LEVEL, is_complex, is_inexact, memory, shape_of
+from .methods import is_complex, is_inexact, memory, shape_of
 from .refusals import (
     fitted_list,
     library_rule,
@@ -35,7 +35,6 @@ from .registry import (
     check_rule_result,
     name_of,
     origin,
-    primitive_bodies,
     rules,
 )
 
@@ -163,17 +162,15 @@ def _singular_cotangent(d, ans, vals, g):
     return ct
 
 
+@primitive
 def times_singular(g, local):
     """``g * local``, but zero where ``g`` is zero even where ``local`` is infinite: a
     singular row's cotangent under a nested derivative, a primitive with a singular row of
     its own (so every order keeps the rule)."""
-    if top_level((g, local))[0] != NO_LEVEL:
-        return apply(times_singular, (g, local), {})
     return np.where(g == 0, 0, g * local)
 
 
-primitive_bodies[times_singular] = times_singular  # (pb.primitive's two entries, by hand:
-origin[times_singular] = __name__  # register.py sits above)
+origin[times_singular] = __name__  # (its row, written here: register.py sits above)
 rules[times_singular] = Elementwise(times_singular, (
     lambda ans, g, local: local, lambda ans, g, local: g), True)
 
@@ -269,6 +266,7 @@ class General(Record):
         return f"General({pullback_name(self.rule)})"
 
     def name(self):
+        """The short name of the function it holds (``solve_rule``, ``solve_pullback``)."""
         return pullback_name(self.rule).rsplit(".", 1)[-1]
 
     def record(self, func, args, kwargs, level):
@@ -302,8 +300,7 @@ class Pullback(Record):
 
     view_of = property(lambda self: getattr(self.rule, "view_of", None))
 
-    def name(self):
-        return pullback_name(self.rule).rsplit(".", 1)[-1]
+    name = General.name  # (the function it holds, as a general rule's)
 
     def saved(self):
         return self.rule

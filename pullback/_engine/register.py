@@ -1,14 +1,13 @@
-"""Registration: the functions rule authors call (``primitive``, ``rrule``,
-``elementwise``, ``bilinear``, ``linear``, ``composite``, ``nondifferentiable``,
-``ufunc_method``), the checks each makes
-before it writes into the tables of ``registry.py``, and the listings of what is registered.
+"""Registration: the functions rule authors call (``rrule``, ``elementwise``, ``bilinear``,
+``linear``, ``composite``, ``nondifferentiable``, ``ufunc_method``; and ``primitive``, from
+core.py, where the engine's own primitives take it too), the checks each makes before it
+writes into the tables of ``registry.py``, and the listings of what is registered.
 Registration refuses what it cannot use before it registers anything: a rule registered for
 np.exp replaces the library's, so a bad one would break np.exp for the whole session.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import types
@@ -18,9 +17,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..tree import kind_of
-from .core import apply, top_level
+from .core import primitive as primitive  # (pb.primitive, with the others: dispatch is core's)
 from .interception import load_scipy_rules, original_of
-from .methods import NO_LEVEL
 from .records import Bilinear, Composite, Elementwise, General, Reduction
 from .registry import (
     MINUS_ONE,
@@ -32,7 +30,6 @@ from .registry import (
     name_of,
     nondiff,
     origin,
-    primitive_bodies,
     rules,
     ufunc_methods,
 )
@@ -447,29 +444,3 @@ def registered_nondifferentiable() -> set[Callable[..., Any]]:
     """
     load_scipy_rules()
     return set(nondiff)
-
-
-# ---------------------------------------------------------------------------- primitives
-
-def primitive(fn):
-    """Make ``fn`` opaque to pullback: its body runs on plain values, and the rule
-    registered with ``@pb.rrule(fn)`` gives its derivative.
-
-    >>> @pb.primitive
-    ... def softplus(x):
-    ...     return np.logaddexp(0.0, x)
-    >>> softplus(0.0)  # on plain values, the body; pb.nobacksies shows a rule for it
-    np.float64(0.6931471805599453)
-    """
-    if not callable(fn):
-        raise TypeError(f"pullback: pb.primitive decorates a function, got {kind_of(fn)}")
-
-    @functools.wraps(fn)
-    def primitive_wrapper(*args, **kwargs):
-        top, finished = top_level((args, tuple(kwargs.values())))
-        if top != NO_LEVEL or finished:
-            return apply(primitive_wrapper, args, kwargs)
-        return fn(*args, **kwargs)
-
-    primitive_bodies[primitive_wrapper] = fn
-    return primitive_wrapper
